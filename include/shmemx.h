@@ -1,0 +1,7 @@
+/* ushmem extensions to OpenSHMEM. */
+#ifndef SHMEMX_H
+#define SHMEMX_H
+
+#include <shmem.h>
+
+#endif

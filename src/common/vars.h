@@ -1,0 +1,66 @@
+/* The variable table: one list (name, type, default, help) generates the
+ * settings struct, the parser and the listing printed by ushmem_info. */
+#ifndef USHMEMI_VARS_H
+#define USHMEMI_VARS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "status.h"
+
+/* X(field, NAME, TYPE, default text, help). TYPE is SIZE, BOOL, INT, STRING.
+ * The default is text so that the help, the listing and the parser share it. */
+#define USHMEMI_VAR_LIST(X)                                                           \
+    X(symmetric_size, "SHMEM_SYMMETRIC_SIZE", SIZE, "512M",                           \
+      "Size of each PE's symmetric heap in bytes; K, M, G, T suffixes (powers of 1024)") \
+    X(debug, "SHMEM_DEBUG", BOOL, "0",                                                \
+      "Print debugging messages (same as USHMEM_LOG_LEVEL=debug)")                    \
+    X(info, "SHMEM_INFO", BOOL, "0",                                                  \
+      "Print the library version and every variable at shmem_init (PE 0)")            \
+    X(version, "SHMEM_VERSION", BOOL, "0", "Print the library version at shmem_init (PE 0)") \
+    X(log_level, "USHMEM_LOG_LEVEL", STRING, "warn",                                  \
+      "Log level: error, warn, info, debug or trace")                                 \
+    X(backend, "USHMEM_BACKEND", STRING, "auto",                                      \
+      "Device backend for the symmetric heap: auto or cpu")                           \
+    X(fd_passing, "USHMEM_FD_PASSING", STRING, "auto",                                \
+      "How heap file descriptors move between local PEs: auto (pidfd, then socket), " \
+      "pidfd (pidfd_getfd only) or socket (SCM_RIGHTS over an abstract Unix socket)") \
+    X(bootstrap_timeout, "USHMEM_BOOTSTRAP_TIMEOUT", INT, "60",                       \
+      "Seconds a PE waits for its local peers while exchanging heap handles")         \
+    X(check_bounds, "USHMEM_CHECK", BOOL, "1",                                        \
+      "Check PE numbers and symmetric addresses on every call; a bad one ends the job " \
+      "with a message")
+
+enum ushmemi_var_type { USHMEMI_VAR_SIZE, USHMEMI_VAR_BOOL, USHMEMI_VAR_INT, USHMEMI_VAR_STRING };
+
+#define USHMEMI_VAR_CTYPE_SIZE size_t
+#define USHMEMI_VAR_CTYPE_BOOL bool
+#define USHMEMI_VAR_CTYPE_INT long
+#define USHMEMI_VAR_CTYPE_STRING const char *
+
+#define USHMEMI_VAR_FIELD(field, name, type, def, help) USHMEMI_VAR_CTYPE_##type field;
+struct ushmemi_settings {
+    USHMEMI_VAR_LIST(USHMEMI_VAR_FIELD)
+};
+#undef USHMEMI_VAR_FIELD
+
+extern struct ushmemi_settings ushmemi_settings;
+
+/* Parses every variable from the environment into ushmemi_settings. A
+ * malformed value is logged with the variable's name and returns
+ * USHMEM_ERR_INVALID_VALUE; unknown USHMEM_* variables are warned about. */
+ushmem_status_t ushmemi_vars_load(void);
+
+/* Value parsers, exposed for tests. Output argument set only on success. */
+ushmem_status_t ushmemi_parse_size(const char *text, size_t *value_p);
+ushmem_status_t ushmemi_parse_bool(const char *text, bool *value_p);
+ushmem_status_t ushmemi_parse_long(const char *text, long *value_p);
+
+/* Writes "NAME  default  current  help" for every variable. */
+void ushmemi_vars_print(FILE *out);
+
+/* Number of unknown USHMEM_* variables found by the last load. */
+int ushmemi_vars_unknown_count(void);
+
+#endif

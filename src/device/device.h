@@ -1,0 +1,110 @@
+/* The device backend interface: one ops table per backend (cpu, ze, cuda).
+ * Shaped for GPU backends: heap memory may not be dereferenceable by the CPU,
+ * so every CPU path asks pointer_query first. */
+#ifndef USHMEMI_DEVICE_H
+#define USHMEMI_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/status.h"
+
+struct ushmemi_device; /* backend private */
+
+/* Identity of a device, exchanged through the bootstrap. */
+struct ushmemi_device_id {
+    char backend[8];     /* "cpu", "ze", "cuda" */
+    uint8_t uuid[16];    /* device UUID (cpu: derived from the boot id) */
+    char pci_bdf[16];    /* "0000:3b:00.0"; empty when not a PCI device */
+    uint64_t node_hash;  /* same value on PEs of one node */
+};
+
+/* An exported heap: an fd for this process plus opaque backend metadata.
+ * The fd is the exporter's; the importer receives its own copy through fd
+ * passing and hands that to import(). */
+struct ushmemi_ipc_handle {
+    int fd;
+    uint64_t size;
+    uint8_t data[64]; /* backend metadata (a Level Zero IPC handle, say) */
+};
+
+enum ushmemi_mem_kind {
+    USHMEMI_MEM_UNKNOWN = 0, /* not allocated by this backend: plain host memory */
+    USHMEMI_MEM_HOST,        /* host memory from host_alloc (pinned) */
+    USHMEMI_MEM_DEVICE,      /* device memory: the CPU must not dereference it */
+};
+
+struct ushmemi_ptr_attr {
+    enum ushmemi_mem_kind kind;
+    bool host_accessible; /* the CPU may load and store it */
+    int device_ordinal;   /* -1 when not device memory */
+};
+
+enum ushmemi_link_kind {
+    USHMEMI_LINK_NONE = 0,
+    USHMEMI_LINK_SAME_DEVICE,
+    USHMEMI_LINK_HOST_MEMORY, /* cpu backend: both in one host's memory */
+    USHMEMI_LINK_PCIE,
+    USHMEMI_LINK_XELINK,
+    USHMEMI_LINK_NVLINK,
+};
+
+struct ushmemi_p2p_caps {
+    bool access;          /* loads and stores into the peer's device memory work */
+    bool native_atomics;  /* atomics on the peer's memory are native and coherent */
+    bool same_device;     /* the peer is this very device */
+    enum ushmemi_link_kind link;
+};
+
+struct ushmemi_device_ops {
+    size_t size; /* sizeof(struct ushmemi_device_ops) for versioning */
+    const char *name;
+
+    /* Opens the device for this local rank. ERR_NO_DEVICE when the backend
+     * has no driver or no device here. */
+    ushmem_status_t (*open)(int local_rank, int local_size, struct ushmemi_device **dev_p);
+    void (*close)(struct ushmemi_device *dev);
+    ushmem_status_t (*identity)(struct ushmemi_device *dev, struct ushmemi_device_id *id_p);
+
+    /* Symmetric heap memory (device memory on GPUs), exportable. */
+    ushmem_status_t (*heap_alloc)(struct ushmemi_device *dev, size_t size, void **ptr_p);
+    void (*heap_free)(struct ushmemi_device *dev, void *ptr, size_t size);
+    /* Host memory pinned and visible to the device; never shared/managed. */
+    ushmem_status_t (*host_alloc)(struct ushmemi_device *dev, size_t size, void **ptr_p);
+    void (*host_free)(struct ushmemi_device *dev, void *ptr, size_t size);
+
+    /* Export a heap allocation; handle_p->fd is owned by the backend until
+     * heap_free. */
+    ushmem_status_t (*export_mem)(struct ushmemi_device *dev, void *ptr, size_t size,
+                                  struct ushmemi_ipc_handle *handle_p);
+    /* Map a peer's export; fd is this process's copy and is consumed. Each
+     * call is a new mapping that needs its own close_import. */
+    ushmem_status_t (*import_mem)(struct ushmemi_device *dev, const struct ushmemi_ipc_handle *handle,
+                                  int fd, void **ptr_p);
+    ushmem_status_t (*close_import)(struct ushmemi_device *dev, void *ptr, size_t size);
+
+    /* Copy engine: asynchronous until sync. */
+    ushmem_status_t (*copy)(struct ushmemi_device *dev, void *dst, const void *src, size_t len);
+    ushmem_status_t (*memset)(struct ushmemi_device *dev, void *dst, int value, size_t len);
+    ushmem_status_t (*sync)(struct ushmemi_device *dev);
+
+    ushmem_status_t (*pointer_query)(struct ushmemi_device *dev, const void *ptr,
+                                     struct ushmemi_ptr_attr *attr_p);
+    ushmem_status_t (*p2p_probe)(struct ushmemi_device *dev, const struct ushmemi_device_id *peer,
+                                 struct ushmemi_p2p_caps *caps_p);
+};
+
+/* Backends compiled into this build, in order of preference, NULL-terminated. */
+extern const struct ushmemi_device_ops *const ushmemi_device_backends[];
+
+/* Finds a backend by name ("auto" picks the first that opens). */
+ushmem_status_t ushmemi_device_open(const char *name, int local_rank, int local_size,
+                                    const struct ushmemi_device_ops **ops_p,
+                                    struct ushmemi_device **dev_p);
+
+extern const struct ushmemi_device_ops ushmemi_device_cpu_ops;
+
+const char *ushmemi_link_name(enum ushmemi_link_kind link);
+
+#endif

@@ -1,0 +1,87 @@
+/* Host layer state shared by the public API entry points. */
+#ifndef USHMEMI_HOST_INTERNAL_H
+#define USHMEMI_HOST_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/log.h"
+#include "../common/status.h"
+#include "../common/vars.h"
+#include "../device/device.h"
+#include "../transport/transport.h"
+#include "bootstrap.h"
+
+#define USHMEMI_API __attribute__((visibility("default")))
+
+/* Reserved at the start of every heap for the runtime's own symmetric data
+ * (barrier counters, collective scratch). User allocations come after it. */
+#define USHMEMI_SYNC_WORDS 64            /* 64-bit flags for barriers */
+#define USHMEMI_SCRATCH_SIZE (64 * 1024) /* collective scratch per PE */
+struct ushmemi_reserved {
+    _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
+    _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
+    unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
+};
+#define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)
+
+struct ushmemi_state {
+    int initialized; /* 1 after shmem_init, 0 before and after finalize */
+    int finalized;
+    int thread_level;
+    int my_pe, n_pes;
+
+    struct ushmemi_bootstrap bs;
+    const struct ushmemi_device_ops *dev_ops;
+    struct ushmemi_device *dev;
+
+    char *heap_base; /* this PE's heap */
+    size_t heap_size;
+    struct ushmemi_reserved *reserved; /* == heap_base */
+    struct ushmemi_peer *peers;        /* n_pes entries */
+
+    uint64_t barrier_epoch; /* barriers completed on TEAM_WORLD */
+};
+
+extern struct ushmemi_state ushmemi_g;
+
+/* Ends the job through the bootstrap with "call: message" naming this PE. */
+_Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Aborts unless shmem_init has run and shmem_finalize has not. */
+void ushmemi_check_init(const char *call);
+
+/* Translates a symmetric address of this PE into the address of the same
+ * object on `pe`, checking that pe is in range, that [addr, addr+len) lies in
+ * the symmetric heap, and that the peer is reachable. Fatal otherwise. */
+void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe);
+
+/* True when [addr, addr+len) lies in this PE's symmetric heap. */
+static inline bool ushmemi_in_heap(const void *addr, size_t len)
+{
+    const char *p = (const char *)addr;
+    return p >= ushmemi_g.heap_base && len <= ushmemi_g.heap_size &&
+           (size_t)(p - ushmemi_g.heap_base) <= ushmemi_g.heap_size - len;
+}
+
+/* Polling helper for waits: spins briefly, then yields so that oversubscribed
+ * PEs make progress. */
+void ushmemi_poll_pause(unsigned *spins);
+
+/* Heap allocator (heap.c): deterministic, metadata in host memory. */
+ushmem_status_t ushmemi_heap_init(char *base, size_t size);
+void ushmemi_heap_fini(void);
+void *ushmemi_heap_alloc(size_t align, size_t size);
+/* Returns false when ptr is not the start of a live allocation. */
+bool ushmemi_heap_free(void *ptr);
+/* Size of the live allocation at ptr, 0 when none. */
+size_t ushmemi_heap_block_size(const void *ptr);
+size_t ushmemi_heap_bytes_in_use(void);
+
+/* World barrier over the mapped heaps (barrier.c), used by init, alloc, collectives. */
+void ushmemi_barrier_world(void);
+
+#endif

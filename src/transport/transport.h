@@ -1,0 +1,80 @@
+/* Transports and the per-peer route table. A transport reaches peers' heaps;
+ * the host layer hands it an out-of-band exchange (struct ushmemi_oob) so that
+ * this layer never sees the bootstrap. */
+#ifndef USHMEMI_TRANSPORT_H
+#define USHMEMI_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/status.h"
+#include "../device/device.h"
+
+/* Out-of-band exchange among all PEs, implemented by the host's bootstrap. */
+struct ushmemi_oob {
+    int rank, size;
+    int local_rank, local_size;
+    const char *job_id; /* unique per job, printable, short */
+    void *ctx;
+    /* Every PE contributes len bytes; all_p receives size * len bytes in rank order. */
+    ushmem_status_t (*allgather)(void *ctx, const void *mine, void *all, size_t len);
+    ushmem_status_t (*barrier)(void *ctx);
+};
+
+enum ushmemi_fd_method { USHMEMI_FD_AUTO, USHMEMI_FD_PIDFD, USHMEMI_FD_SOCKET };
+
+/* Route of an operation class to one peer. */
+enum ushmemi_route_kind {
+    USHMEMI_ROUTE_NONE = 0,
+    USHMEMI_ROUTE_SELF,
+    USHMEMI_ROUTE_DIRECT, /* peer heap mapped through IPC */
+};
+
+struct ushmemi_peer {
+    enum ushmemi_route_kind route;
+    void *base;      /* mapped peer heap (own heap for self); NULL when not mapped */
+    pid_t pid;
+    uint64_t node_hash;
+    const char *why; /* static text: why this route */
+};
+
+struct ushmemi_ipc_config {
+    enum ushmemi_fd_method fd_method;
+    int timeout_s;
+};
+
+/* The ipc transport: exports this PE's heap, receives every local peer's fd
+ * (pidfd_getfd, or SCM_RIGHTS over an abstract socket checked with
+ * SO_PEERCRED), and maps it. peers[] has oob->size entries and is filled for
+ * every PE; PEs on other nodes get ROUTE_NONE. Collective over all PEs. */
+ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
+                                    struct ushmemi_device *dev, void *heap, size_t heap_size,
+                                    const struct ushmemi_ipc_config *config,
+                                    struct ushmemi_peer *peers);
+/* Unmaps every import made by ushmemi_ipc_connect. */
+void ushmemi_ipc_disconnect(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
+                            struct ushmemi_peer *peers, int npeers, int self, size_t heap_size);
+
+/* fd passing, exposed for tests. */
+/* Takes a copy of fd `remote_fd` from process `pid` with pidfd_getfd. */
+ushmem_status_t ushmemi_fd_get_pidfd(pid_t pid, int remote_fd, int *fd_p);
+
+struct ushmemi_fd_server;
+/* Listens on the abstract socket "ushmem-<job>-<rank>" and serves `fd` to up
+ * to `expected` clients whose SO_PEERCRED uid matches ours and whose pid is in
+ * allowed_pids (NULL: any pid of our uid). Serving happens on a thread. */
+ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, int expected,
+                                        const pid_t *allowed_pids, int npids,
+                                        struct ushmemi_fd_server **server_p);
+/* Waits for the serving thread (up to timeout_s) and releases everything. */
+ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int timeout_s);
+/* Connects to "ushmem-<job>-<rank>", checks that the server is `pid`, and
+ * receives the fd. Retries until timeout_s. */
+ushmem_status_t ushmemi_fd_get_socket(const char *job_id, int rank, pid_t pid, int timeout_s,
+                                      int *fd_p);
+
+const char *ushmemi_route_name(enum ushmemi_route_kind route);
+
+#endif

@@ -1,0 +1,22 @@
+/* Helpers for multi-PE tests: a failed check names the PE, the file and line
+ * and the values, then ends the whole job with a non-zero code. */
+#ifndef MPE_CHECK_H
+#define MPE_CHECK_H
+
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MPE_CHECK(cond, ...)                                                  \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", shmem_my_pe(), \
+                    __FILE__, __LINE__, #cond);                               \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fprintf(stderr, "\n");                                            \
+            fflush(stderr);                                                   \
+            shmem_global_exit(1);                                             \
+        }                                                                     \
+    } while (0)
+
+#endif
