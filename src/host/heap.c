@@ -1,1 +1,151 @@
-/* placeholder */
+/* The symmetric heap allocator: first fit over an offset-ordered block list
+ * kept in host memory, never inside the heap, so a device-side overrun cannot
+ * corrupt it. Deterministic: the same calls in the same order give the same
+ * offsets on every PE, which is what makes allocations symmetric. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Minimum alignment: a cache line, so two allocations never share one. */
+#define MIN_ALIGN 64
+
+struct block {
+    size_t offset, size;
+    bool used;
+    struct block *next;
+};
+
+static struct {
+    char *base;
+    size_t size;
+    size_t in_use;
+    struct block *head; /* ordered by offset, covering [0, size) */
+} heap;
+
+ushmem_status_t ushmemi_heap_init(char *base, size_t size)
+{
+    struct block *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return USHMEM_ERR_NO_MEMORY;
+    b->offset = 0;
+    b->size = size;
+    heap.base = base;
+    heap.size = size;
+    heap.in_use = 0;
+    heap.head = b;
+    return USHMEM_OK;
+}
+
+void ushmemi_heap_fini(void)
+{
+    struct block *b = heap.head;
+    while (b) {
+        struct block *next = b->next;
+        free(b);
+        b = next;
+    }
+    memset(&heap, 0, sizeof(heap));
+}
+
+static struct block *new_block(size_t offset, size_t size, bool used, struct block *next)
+{
+    struct block *b = malloc(sizeof(*b));
+    if (b) {
+        b->offset = offset;
+        b->size = size;
+        b->used = used;
+        b->next = next;
+    }
+    return b;
+}
+
+void *ushmemi_heap_alloc(size_t align, size_t size)
+{
+    if (size == 0 || (align & (align - 1)) != 0 || size > heap.size)
+        return NULL;
+    if (align < MIN_ALIGN)
+        align = MIN_ALIGN;
+    /* Round sizes up so the next block starts aligned too. */
+    size = (size + MIN_ALIGN - 1) & ~(size_t)(MIN_ALIGN - 1);
+
+    for (struct block *b = heap.head; b; b = b->next) {
+        if (b->used)
+            continue;
+        size_t start = (b->offset + align - 1) & ~(align - 1);
+        size_t pad = start - b->offset;
+        if (pad > b->size || b->size - pad < size)
+            continue;
+        size_t tail = b->size - pad - size;
+        /* Allocate both split blocks first so a failure leaves the list intact. */
+        struct block *used = b, *tail_block = NULL;
+        if (tail) {
+            tail_block = new_block(start + size, tail, false, b->next);
+            if (tail_block == NULL)
+                return NULL;
+        }
+        if (pad) {
+            used = new_block(start, size, true, tail ? tail_block : b->next);
+            if (used == NULL) {
+                free(tail_block);
+                return NULL;
+            }
+            b->size = pad;
+            b->next = used;
+        } else {
+            b->size = size;
+            b->used = true;
+            b->next = tail ? tail_block : b->next;
+        }
+        heap.in_use += size;
+        return heap.base + used->offset;
+    }
+    return NULL;
+}
+
+static struct block *find(const void *ptr, struct block **prev_p)
+{
+    const char *p = ptr;
+    if (p < heap.base || p >= heap.base + heap.size)
+        return NULL;
+    size_t offset = (size_t)(p - heap.base);
+    struct block *prev = NULL;
+    for (struct block *b = heap.head; b && b->offset <= offset; prev = b, b = b->next) {
+        if (b->offset == offset && b->used) {
+            *prev_p = prev;
+            return b;
+        }
+    }
+    return NULL;
+}
+
+bool ushmemi_heap_free(void *ptr)
+{
+    struct block *prev = NULL;
+    struct block *b = find(ptr, &prev);
+    if (b == NULL)
+        return false;
+    b->used = false;
+    heap.in_use -= b->size;
+    struct block *next = b->next;
+    if (next && !next->used) {
+        b->size += next->size;
+        b->next = next->next;
+        free(next);
+    }
+    if (prev && !prev->used) {
+        prev->size += b->size;
+        prev->next = b->next;
+        free(b);
+    }
+    return true;
+}
+
+size_t ushmemi_heap_block_size(const void *ptr)
+{
+    struct block *prev;
+    struct block *b = find(ptr, &prev);
+    return b ? b->size : 0;
+}
+
+size_t ushmemi_heap_bytes_in_use(void) { return heap.in_use; }

@@ -1,1 +1,240 @@
-/* placeholder */
+/* shmem_init and shmem_finalize: variables, bootstrap, device, heap, peers. */
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ushmem_config.h"
+#include "internal.h"
+
+struct ushmemi_state ushmemi_g;
+struct ushmemi_team ushmemi_team_world = {"SHMEM_TEAM_WORLD", 0, 1, 0};
+struct ushmemi_team ushmemi_team_shared = {"SHMEM_TEAM_SHARED", 0, 1, 0};
+struct ushmemi_ctx {
+    int unused;
+};
+static struct ushmemi_ctx ctx_default;
+
+USHMEMI_API shmem_team_t SHMEM_TEAM_WORLD = &ushmemi_team_world;
+USHMEMI_API shmem_team_t SHMEM_TEAM_SHARED = &ushmemi_team_shared;
+USHMEMI_API shmem_ctx_t SHMEM_CTX_DEFAULT = &ctx_default;
+
+static ushmem_status_t oob_allgather(void *ctx, const void *mine, void *all, size_t len)
+{
+    return ushmemi_bootstrap_allgather(ctx, mine, all, len);
+}
+
+static ushmem_status_t oob_barrier(void *ctx) { return ushmemi_bootstrap_barrier(ctx); }
+
+static ushmem_status_t parse_fd_method(const char *text, enum ushmemi_fd_method *method_p)
+{
+    static const struct {
+        const char *name;
+        enum ushmemi_fd_method method;
+    } names[] = {{"auto", USHMEMI_FD_AUTO}, {"pidfd", USHMEMI_FD_PIDFD}, {"socket", USHMEMI_FD_SOCKET}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(text, names[i].name) == 0) {
+            *method_p = names[i].method;
+            return USHMEM_OK;
+        }
+    }
+    ushmemi_error("USHMEM_FD_PASSING=%s is not one of auto, pidfd, socket", text);
+    return USHMEM_ERR_INVALID_VALUE;
+}
+
+/* Loads the variables and sets the log level. Errors are logged here; the
+ * caller ends the job once the bootstrap can do so on every PE. */
+static ushmem_status_t load_settings(void)
+{
+    ushmem_status_t status = ushmemi_vars_load();
+    int level = ushmemi_log_parse_level(ushmemi_settings.log_level);
+    if (level < 0) {
+        ushmemi_error("USHMEM_LOG_LEVEL=%s is not one of error, warn, info, debug, trace",
+                      ushmemi_settings.log_level);
+        status = USHMEM_ERR_INVALID_VALUE;
+    } else {
+        ushmemi_log_level = level;
+    }
+    if (ushmemi_settings.debug && ushmemi_log_level < USHMEMI_LOG_DEBUG)
+        ushmemi_log_level = USHMEMI_LOG_DEBUG;
+    if (ushmemi_settings.symmetric_size < 4096) {
+        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too small (at least 4096 bytes)",
+                      ushmemi_settings.symmetric_size);
+        status = USHMEM_ERR_INVALID_VALUE;
+    }
+    if (ushmemi_settings.bootstrap_timeout <= 0) {
+        ushmemi_error("USHMEM_BOOTSTRAP_TIMEOUT=%ld must be a positive number of seconds",
+                      ushmemi_settings.bootstrap_timeout);
+        status = USHMEM_ERR_INVALID_VALUE;
+    }
+    return status;
+}
+
+static void print_banner(void)
+{
+    if (ushmemi_g.my_pe != 0)
+        return;
+    if (ushmemi_settings.version || ushmemi_settings.info)
+        printf("ushmem %s (OpenSHMEM %d.%d), backend %s, %d PEs\n", USHMEM_VERSION_STRING,
+               SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, ushmemi_g.dev_ops->name, ushmemi_g.n_pes);
+    if (ushmemi_settings.info) {
+        printf("Variables:\n");
+        ushmemi_vars_print(stdout);
+    }
+    fflush(stdout);
+}
+
+/* Ends the job: before the bootstrap is up this PE just exits, since every
+ * PE of the job sees the same error. */
+_Noreturn static void init_failed(const char *what, ushmem_status_t status)
+{
+    ushmemi_error("shmem_init failed: %s (%s)", what, ushmemi_status_name(status));
+    ushmemi_bootstrap_abort(&ushmemi_g.bs, 1, "shmem_init failed");
+}
+
+static void do_init(int requested)
+{
+    if (ushmemi_g.initialized)
+        return;
+    if (ushmemi_g.finalized)
+        ushmemi_fatal("shmem_init", "called again after shmem_finalize; OpenSHMEM allows one "
+                                    "initialisation per program");
+
+    ushmem_status_t settings_status = load_settings();
+    ushmem_status_t status = ushmemi_bootstrap_init(&ushmemi_g.bs);
+    if (status != USHMEM_OK) {
+        ushmemi_error("shmem_init failed: %s", ushmemi_status_string(status));
+        _exit(1);
+    }
+    ushmemi_g.my_pe = ushmemi_g.bs.rank;
+    ushmemi_g.n_pes = ushmemi_g.bs.size;
+    ushmemi_log_set_pe(ushmemi_g.my_pe);
+    if (settings_status != USHMEM_OK)
+        init_failed("a variable has a malformed value (see above)", settings_status);
+
+    enum ushmemi_fd_method fd_method;
+    status = parse_fd_method(ushmemi_settings.fd_passing, &fd_method);
+    if (status != USHMEM_OK)
+        init_failed("bad USHMEM_FD_PASSING", status);
+
+    status = ushmemi_device_open(ushmemi_settings.backend, ushmemi_g.bs.local_rank,
+                                 ushmemi_g.bs.local_size, &ushmemi_g.dev_ops, &ushmemi_g.dev);
+    if (status != USHMEM_OK)
+        init_failed("no device backend could be opened", status);
+
+    size_t heap_size = USHMEMI_RESERVED_SIZE + ushmemi_settings.symmetric_size;
+    void *heap;
+    status = ushmemi_g.dev_ops->heap_alloc(ushmemi_g.dev, heap_size, &heap);
+    if (status != USHMEM_OK)
+        init_failed("cannot allocate the symmetric heap (SHMEM_SYMMETRIC_SIZE)", status);
+    ushmemi_g.heap_base = heap;
+    ushmemi_g.heap_size = heap_size;
+    ushmemi_g.reserved = heap;
+
+    struct ushmemi_ptr_attr attr;
+    status = ushmemi_g.dev_ops->pointer_query(ushmemi_g.dev, heap, &attr);
+    if (status != USHMEM_OK)
+        init_failed("pointer query of the heap failed", status);
+    ushmemi_g.heap_host_accessible = attr.host_accessible;
+
+    ushmemi_g.peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*ushmemi_g.peers));
+    if (ushmemi_g.peers == NULL)
+        init_failed("out of memory for the peer table", USHMEM_ERR_NO_MEMORY);
+
+    struct ushmemi_oob oob = {
+        .rank = ushmemi_g.bs.rank,
+        .size = ushmemi_g.bs.size,
+        .local_rank = ushmemi_g.bs.local_rank,
+        .local_size = ushmemi_g.bs.local_size,
+        .job_id = ushmemi_g.bs.job_id,
+        .ctx = &ushmemi_g.bs,
+        .allgather = oob_allgather,
+        .barrier = oob_barrier,
+    };
+    struct ushmemi_ipc_config ipc_config = {
+        .fd_method = fd_method,
+        .timeout_s = (int)ushmemi_settings.bootstrap_timeout,
+    };
+    status = ushmemi_ipc_connect(&oob, ushmemi_g.dev_ops, ushmemi_g.dev, heap, heap_size,
+                                 &ipc_config, ushmemi_g.peers);
+    if (status != USHMEM_OK)
+        init_failed("cannot map the local peers' heaps", status);
+
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
+        if (ushmemi_g.peers[pe].route == USHMEMI_ROUTE_NONE) {
+            ushmemi_error("shmem_init: no route from PE %d to PE %d: %s", ushmemi_g.my_pe, pe,
+                          ushmemi_g.peers[pe].why ? ushmemi_g.peers[pe].why : "unknown");
+            init_failed("a peer is unreachable; this version runs on one node only",
+                        USHMEM_ERR_NO_ROUTE);
+        }
+    }
+
+    status = ushmemi_heap_init(ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE,
+                               ushmemi_settings.symmetric_size);
+    if (status != USHMEM_OK)
+        init_failed("cannot set up the heap allocator", status);
+
+    ushmemi_team_world.size = ushmemi_g.n_pes;
+    ushmemi_team_shared.size = ushmemi_g.n_pes;
+    ushmemi_g.thread_level = requested < SHMEM_THREAD_SINGLE ? SHMEM_THREAD_SINGLE
+                             : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
+                                                                 : requested;
+    ushmemi_g.initialized = 1;
+    print_banner();
+    ushmemi_barrier_world();
+}
+
+USHMEMI_API void shmem_init(void) { do_init(SHMEM_THREAD_SINGLE); }
+
+USHMEMI_API int shmem_init_thread(int requested, int *provided)
+{
+    /* Every level is provided: the data path keeps no per-call shared state
+     * beyond atomics, and the allocator is collective. */
+    do_init(requested);
+    if (provided)
+        *provided = ushmemi_g.thread_level;
+    return 0;
+}
+
+USHMEMI_API void shmem_query_thread(int *provided)
+{
+    ushmemi_check_init("shmem_query_thread");
+    if (provided)
+        *provided = ushmemi_g.thread_level;
+}
+
+USHMEMI_API void start_pes(int npes)
+{
+    (void)npes;
+    shmem_init();
+}
+
+USHMEMI_API void shmem_finalize(void)
+{
+    if (!ushmemi_g.initialized)
+        return;
+    shmem_quiet();
+    ushmemi_barrier_world();
+    ushmemi_ipc_disconnect(ushmemi_g.dev_ops, ushmemi_g.dev, ushmemi_g.peers, ushmemi_g.n_pes,
+                           ushmemi_g.my_pe, ushmemi_g.heap_size);
+    /* Nobody may touch our heap once we free it. */
+    if (ushmemi_bootstrap_barrier(&ushmemi_g.bs) != USHMEM_OK)
+        ushmemi_warn("shmem_finalize: the closing barrier failed; freeing the heap anyway");
+    ushmemi_heap_fini();
+    ushmemi_g.dev_ops->heap_free(ushmemi_g.dev, ushmemi_g.heap_base, ushmemi_g.heap_size);
+    ushmemi_g.dev_ops->close(ushmemi_g.dev);
+    free(ushmemi_g.peers);
+    ushmemi_g.peers = NULL;
+    ushmemi_g.heap_base = NULL;
+    ushmemi_g.initialized = 0;
+    ushmemi_g.finalized = 1;
+    ushmemi_bootstrap_finalize(&ushmemi_g.bs);
+}
+
+USHMEMI_API void shmem_global_exit(int status)
+{
+    fflush(stdout);
+    fflush(stderr);
+    ushmemi_bootstrap_abort(&ushmemi_g.bs, status, "shmem_global_exit");
+}

@@ -39,6 +39,7 @@ struct ushmemi_state {
 
     char *heap_base; /* this PE's heap */
     size_t heap_size;
+    bool heap_host_accessible;         /* pointer_query said the CPU may touch it */
     struct ushmemi_reserved *reserved; /* == heap_base */
     struct ushmemi_peer *peers;        /* n_pes entries */
 
@@ -46,6 +47,14 @@ struct ushmemi_state {
 };
 
 extern struct ushmemi_state ushmemi_g;
+
+/* Teams: world and shared exist in this version (shared == world on one
+ * node). A team is a strided set of world PEs. */
+struct ushmemi_team {
+    const char *name;
+    int start, stride, size;
+};
+extern struct ushmemi_team ushmemi_team_world, ushmemi_team_shared;
 
 /* Ends the job through the bootstrap with "call: message" naming this PE. */
 _Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
@@ -58,6 +67,14 @@ void ushmemi_check_init(const char *call);
  * object on `pe`, checking that pe is in range, that [addr, addr+len) lies in
  * the symmetric heap, and that the peer is reachable. Fatal otherwise. */
 void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe);
+
+/* Copies between symmetric memory (local or a peer's mapping) and/or private
+ * memory: a CPU memcpy when the heap is host-accessible, else the device
+ * backend's copy engine followed by sync. Fatal on failure. */
+void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len);
+
+/* Zeroes symmetric memory of this PE (memset, or the device's memset). */
+void ushmemi_host_copy_zero(void *dst, size_t len);
 
 /* True when [addr, addr+len) lies in this PE's symmetric heap. */
 static inline bool ushmemi_in_heap(const void *addr, size_t len)

@@ -1,1 +1,94 @@
-/* placeholder */
+/* Shared helpers of the host API: fatal errors, argument checks, address
+ * translation, copies and polling. */
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* Always printed, whatever the log level: the job is about to end. */
+    int saved = ushmemi_log_level;
+    if (ushmemi_log_level < USHMEMI_LOG_ERROR)
+        ushmemi_log_level = USHMEMI_LOG_ERROR;
+    ushmemi_error("%s: %s; ending the job", call, msg);
+    ushmemi_log_level = saved;
+    ushmemi_bootstrap_abort(&ushmemi_g.bs, 1, msg);
+}
+
+void ushmemi_check_init(const char *call)
+{
+    if (__builtin_expect(ushmemi_g.initialized, 1))
+        return;
+    if (ushmemi_g.finalized)
+        ushmemi_fatal(call, "called after shmem_finalize");
+    ushmemi_fatal(call, "called before shmem_init");
+}
+
+void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe)
+{
+    if (__builtin_expect(pe < 0 || pe >= ushmemi_g.n_pes, 0))
+        ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
+                      ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
+    if (__builtin_expect(!ushmemi_in_heap(addr, len), 0))
+        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not in the symmetric heap [%p, %p)",
+                      addr, len, pe, (void *)ushmemi_g.heap_base,
+                      (void *)(ushmemi_g.heap_base + ushmemi_g.heap_size));
+    char *base = ushmemi_g.peers[pe].base;
+    if (__builtin_expect(base == NULL, 0))
+        ushmemi_fatal(call, "PE %d is not reachable from this PE: %s", pe,
+                      ushmemi_g.peers[pe].why ? ushmemi_g.peers[pe].why : "no route");
+    return base + ((const char *)addr - ushmemi_g.heap_base);
+}
+
+void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)
+{
+    if (len == 0)
+        return;
+    if (__builtin_expect(ushmemi_g.heap_host_accessible, 1)) {
+        memcpy(dst, src, len);
+        return;
+    }
+    ushmem_status_t status = ushmemi_g.dev_ops->copy(ushmemi_g.dev, dst, src, len);
+    if (status == USHMEM_OK)
+        status = ushmemi_g.dev_ops->sync(ushmemi_g.dev);
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "device copy of %zu bytes from %p to %p failed: %s", len, src, dst,
+                      ushmemi_status_string(status));
+}
+
+void ushmemi_poll_pause(unsigned *spins)
+{
+    /* A short spin keeps latency low when the peer runs on another core;
+     * after that, yield, because PEs often outnumber cores. */
+    if (++*spins < 128) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+        return;
+    }
+    sched_yield();
+}
+
+void ushmemi_host_copy_zero(void *dst, size_t len)
+{
+    if (ushmemi_g.heap_host_accessible) {
+        memset(dst, 0, len);
+        return;
+    }
+    ushmem_status_t status = ushmemi_g.dev_ops->memset(ushmemi_g.dev, dst, 0, len);
+    if (status == USHMEM_OK)
+        status = ushmemi_g.dev_ops->sync(ushmemi_g.dev);
+    if (status != USHMEM_OK)
+        ushmemi_fatal("shmem_calloc", "device memset of %zu bytes at %p failed: %s", len, dst,
+                      ushmemi_status_string(status));
+}

@@ -1,0 +1,83 @@
+/* Query routines: PE numbers, accessibility, shmem_ptr, library identity. */
+#include <shmem.h>
+#include <string.h>
+
+#include "internal.h"
+
+USHMEMI_API int shmem_my_pe(void)
+{
+    ushmemi_check_init("shmem_my_pe");
+    return ushmemi_g.my_pe;
+}
+
+USHMEMI_API int shmem_n_pes(void)
+{
+    ushmemi_check_init("shmem_n_pes");
+    return ushmemi_g.n_pes;
+}
+
+USHMEMI_API int _my_pe(void) { return shmem_my_pe(); }
+USHMEMI_API int _num_pes(void) { return shmem_n_pes(); }
+USHMEMI_API int shmem_num_pes(void) { return shmem_n_pes(); }
+
+USHMEMI_API int shmem_pe_accessible(int pe)
+{
+    ushmemi_check_init("shmem_pe_accessible");
+    if (pe < 0 || pe >= ushmemi_g.n_pes)
+        return 0;
+    return ushmemi_g.peers[pe].route != USHMEMI_ROUTE_NONE;
+}
+
+USHMEMI_API int shmem_addr_accessible(const void *addr, int pe)
+{
+    ushmemi_check_init("shmem_addr_accessible");
+    return shmem_pe_accessible(pe) && ushmemi_in_heap(addr, 1);
+}
+
+USHMEMI_API void *shmem_ptr(const void *dest, int pe)
+{
+    ushmemi_check_init("shmem_ptr");
+    if (pe < 0 || pe >= ushmemi_g.n_pes || !ushmemi_in_heap(dest, 1))
+        return NULL;
+    const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
+    if (peer->base == NULL || !ushmemi_g.heap_host_accessible)
+        return NULL;
+    return (char *)peer->base + ((const char *)dest - ushmemi_g.heap_base);
+}
+
+USHMEMI_API void shmem_info_get_version(int *major, int *minor)
+{
+    if (major)
+        *major = SHMEM_MAJOR_VERSION;
+    if (minor)
+        *minor = SHMEM_MINOR_VERSION;
+}
+
+USHMEMI_API void shmem_info_get_name(char *name)
+{
+    if (name)
+        strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN);
+}
+
+static const struct ushmemi_team *team_of(const char *call, shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID)
+        return NULL;
+    if (team != &ushmemi_team_world && team != &ushmemi_team_shared)
+        ushmemi_fatal(call, "team handle %p is not a valid team", (void *)team);
+    return team;
+}
+
+USHMEMI_API int shmem_team_my_pe(shmem_team_t team)
+{
+    ushmemi_check_init("shmem_team_my_pe");
+    const struct ushmemi_team *t = team_of("shmem_team_my_pe", team);
+    return t ? (ushmemi_g.my_pe - t->start) / t->stride : -1;
+}
+
+USHMEMI_API int shmem_team_n_pes(shmem_team_t team)
+{
+    ushmemi_check_init("shmem_team_n_pes");
+    const struct ushmemi_team *t = team_of("shmem_team_n_pes", team);
+    return t ? t->size : -1;
+}
