@@ -1,1 +1,934 @@
-int main(void) { return 1; }
+/* oshrun: starts an OpenSHMEM job.
+ *
+ * On one node it is a small PMIx server: it registers one namespace, forks the
+ * PEs with the PMIx connection variables in their environment, answers their
+ * fences and aborts, forwards SIGINT/SIGTERM/SIGHUP, kills the rest of the job
+ * when one PE fails and exits with the first failure's code. With --launcher it
+ * hands the whole job to an existing engine (mpirun, prterun, srun) instead.
+ *
+ * Threads: PMIx calls the module below from its progress thread; everything
+ * else (children, signals, timers) runs in the main thread, which learns of an
+ * abort through a pipe. Signals are blocked before PMIx starts its threads and
+ * read through a signalfd, so no handler ever runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+#define EXIT_USAGE 2
+#define EXIT_TIMEOUT 124
+#define EXIT_NOEXEC 126
+#define EXIT_NOTFOUND 127
+#define MAX_PES 4096
+#define KILL_GRACE_MS 2000
+
+extern char **environ;
+
+struct options {
+    int npes;
+    double timeout_s;           /* 0: none */
+    const char *launcher;       /* NULL: the built-in PMIx server */
+    const char **engine_args;   /* options passed through to the engine */
+    int n_engine_args;
+    char **prog_argv;           /* the program and its arguments */
+};
+
+struct pe {
+    int rank;
+    pid_t pid;                  /* 0: not started or reaped */
+    pid_t pgid;                 /* its process group, kept after reaping */
+    pmix_proc_t proc;
+};
+
+/* What ended the job first; written by the PMIx thread (abort) or the main
+ * thread (child exit, timeout), hence the lock. */
+struct failure {
+    pthread_mutex_t lock;
+    bool set;
+    int code;
+    char what[512];
+};
+
+struct job {
+    char nspace[PMIX_MAX_NSLEN + 1];
+    char tmpdir[PATH_MAX];
+    char hostname[256];
+    char *prog_path;
+    int npes;
+    int running;
+    struct pe *pes;
+    int abort_pipe[2];          /* PMIx thread -> main thread: "an abort arrived" */
+    int sigfd;
+    struct failure fail;
+};
+
+static struct job g_job = {
+    .fail = {.lock = PTHREAD_MUTEX_INITIALIZER},
+    .abort_pipe = {-1, -1},
+    .sigfd = -1,
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: oshrun [-n|-np N] [--timeout S] [--launcher mpirun|prterun|srun]\n"
+            "              [-x VAR]... program [args...]\n"
+            "  -n, -np N        number of PEs (default 1)\n"
+            "  --timeout S      end the job after S seconds (exit status 124)\n"
+            "  --launcher L     hand the job to mpirun, prterun or srun (several nodes);\n"
+            "                   other options before the program are passed to it\n"
+            "  -x VAR           export VAR to the PEs (for mpirun; locally the whole\n"
+            "                   environment is inherited)\n"
+            "  -h, --help       this text\n"
+            "Without --launcher, oshrun runs every PE on this node under its own PMIx\n"
+            "server. It exits 0 when every PE exits 0, otherwise with the first\n"
+            "failure's status (128+N for signal N).\n");
+}
+
+static void die_usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("oshrun: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (try --help)\n", stderr);
+    exit(EXIT_USAGE);
+}
+
+/* ---- command line ---- */
+
+static int parse_npes(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < 1 || v > MAX_PES)
+        die_usage("invalid PE count '%s': expected 1 to %d", s, MAX_PES);
+    return (int)v;
+}
+
+static double parse_timeout(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v > 0) || v > 1e7)
+        die_usage("invalid timeout '%s': expected a positive number of seconds", s);
+    return v;
+}
+
+/* Options of the engines that take a value: with --launcher, their value is
+ * passed on with them rather than taken for the program. */
+static int engine_option_values(const char *opt)
+{
+    static const char *const one[] = {"--hostfile", "-hostfile", "--machinefile", "-machinefile",
+                                      "--host", "-host", "-H", "--map-by", "--bind-to",
+                                      "--rank-by", "--npernode", "-npernode", "-N", "--prefix",
+                                      "--nodes", "--partition", "-p", "--account", "-A",
+                                      "--ntasks-per-node", "--cpus-per-task", "--wdir",
+                                      "--personality", "--output-filename", NULL};
+    if (strcmp(opt, "--mca") == 0 || strcmp(opt, "-mca") == 0 || strcmp(opt, "--gmca") == 0)
+        return 2;
+    for (int i = 0; one[i] != NULL; i++)
+        if (strcmp(opt, one[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+    /* -x values and engine options can at most be all of argv. */
+    o->engine_args = calloc((size_t)argc + 1, sizeof(*o->engine_args));
+    const char **unknown = calloc((size_t)argc + 1, sizeof(*unknown));
+    int n_unknown = 0;
+    if (o->engine_args == NULL || unknown == NULL) {
+        fputs("oshrun: out of memory\n", stderr);
+        exit(1);
+    }
+    o->npes = 1;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
+                   strcmp(a, "-c") == 0) {
+            if (val == NULL)
+                die_usage("%s needs a PE count", a);
+            o->npes = parse_npes(val);
+            i++;
+        } else if (strncmp(a, "--np=", 5) == 0) {
+            o->npes = parse_npes(a + 5);
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (val == NULL)
+                die_usage("--timeout needs a number of seconds");
+            o->timeout_s = parse_timeout(val);
+            i++;
+        } else if (strncmp(a, "--timeout=", 10) == 0) {
+            o->timeout_s = parse_timeout(a + 10);
+        } else if (strcmp(a, "--launcher") == 0 || strncmp(a, "--launcher=", 11) == 0) {
+            const char *l = a[10] == '=' ? a + 11 : val;
+            if (l == NULL)
+                die_usage("--launcher needs mpirun, prterun or srun");
+            if (strcmp(l, "mpirun") != 0 && strcmp(l, "prterun") != 0 && strcmp(l, "srun") != 0)
+                die_usage("unknown launcher '%s': expected mpirun, prterun or srun", l);
+            o->launcher = l;
+            if (a[10] != '=')
+                i++;
+        } else if (strcmp(a, "-x") == 0) {
+            if (val == NULL)
+                die_usage("-x needs a variable name");
+            o->engine_args[o->n_engine_args++] = a;
+            o->engine_args[o->n_engine_args++] = val;
+            i++;
+        } else if (strcmp(a, "--allow-run-as-root") == 0 || strcmp(a, "--oversubscribe") == 0) {
+            /* Accepted so that an mpirun command line works unchanged; the
+             * local launcher needs neither, and the engines get them anyway. */
+        } else {
+            /* Possibly an engine option; only legal with --launcher, which
+             * may come later on the line, so decide after the loop. */
+            unknown[n_unknown++] = a;
+            int nv = engine_option_values(a);
+            for (int k = 0; k < nv && i + 1 < argc; k++)
+                unknown[n_unknown++] = argv[++i];
+        }
+    }
+    if (n_unknown > 0 && o->launcher == NULL)
+        die_usage("unknown option '%s'", unknown[0]);
+    for (int k = 0; k < n_unknown; k++)
+        o->engine_args[o->n_engine_args++] = unknown[k];
+    free(unknown);
+    if (i >= argc)
+        die_usage("no program given");
+    o->prog_argv = &argv[i];
+}
+
+/* ---- hand-off to an existing engine ---- */
+
+static _Noreturn void exec_engine(const struct options *o)
+{
+    int n_prog = 0;
+    while (o->prog_argv[n_prog] != NULL)
+        n_prog++;
+    const char **av = calloc((size_t)(n_prog + o->n_engine_args + 12), sizeof(*av));
+    char npes[16], timeout[32];
+    if (av == NULL) {
+        fputs("oshrun: out of memory\n", stderr);
+        exit(1);
+    }
+    snprintf(npes, sizeof(npes), "%d", o->npes);
+    int k = 0;
+    av[k++] = o->launcher;
+    if (strcmp(o->launcher, "srun") == 0) {
+        /* The PEs reach Slurm's PMIx plugin; srun limits time in minutes. */
+        av[k++] = "--mpi=pmix";
+        if (o->timeout_s > 0) {
+            snprintf(timeout, sizeof(timeout), "--time=%ld", (long)((o->timeout_s + 59) / 60));
+            av[k++] = timeout;
+        }
+    } else {
+        if (geteuid() == 0)
+            av[k++] = "--allow-run-as-root";
+        if (strcmp(o->launcher, "mpirun") == 0)
+            av[k++] = "--oversubscribe";
+        if (o->timeout_s > 0) {
+            snprintf(timeout, sizeof(timeout), "%ld", (long)(o->timeout_s + 0.999));
+            av[k++] = "--timeout";
+            av[k++] = timeout;
+        }
+    }
+    av[k++] = "-n";
+    av[k++] = npes;
+    for (int j = 0; j < o->n_engine_args; j++)
+        av[k++] = o->engine_args[j];
+    for (int j = 0; j < n_prog; j++)
+        av[k++] = o->prog_argv[j];
+    av[k] = NULL;
+    execvp(av[0], (char *const *)av);
+    int err = errno;
+    fprintf(stderr, "oshrun: cannot run %s: %s\n", av[0], strerror(err));
+    exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/* ---- small utilities ---- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Resolves the program as execvp would, so that a missing program is reported
+ * before any PE starts. Exits 127 (not found) or 126 (not executable). */
+static char *resolve_program(const char *name)
+{
+    if (strchr(name, '/') != NULL) {
+        if (access(name, X_OK) != 0) {
+            int err = errno;
+            fprintf(stderr, "oshrun: %s: %s\n", name, strerror(err));
+            exit(err == ENOENT || err == ENOTDIR ? EXIT_NOTFOUND : EXIT_NOEXEC);
+        }
+        return strdup(name);
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    size_t nlen = strlen(name);
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        size_t dlen = (size_t)(end - p);
+        char *full = malloc(dlen + nlen + 3);
+        if (full == NULL)
+            break;
+        snprintf(full, dlen + nlen + 3, "%.*s/%s", (int)dlen, dlen ? p : ".", name);
+        struct stat st;
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+            return full;
+        free(full);
+        p = end;
+        if (*end == '\0')
+            break;
+    }
+    fprintf(stderr, "oshrun: %s: command not found\n", name);
+    exit(EXIT_NOTFOUND);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void remove_tmpdir(struct job *job)
+{
+    if (job->tmpdir[0] != '\0')
+        nftw(job->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    job->tmpdir[0] = '\0';
+}
+
+/* Records the first reason the job failed; later ones are consequences. */
+static bool record_failure(struct job *job, int code, const char *fmt, ...)
+{
+    bool first;
+    pthread_mutex_lock(&job->fail.lock);
+    first = !job->fail.set;
+    if (first) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(job->fail.what, sizeof(job->fail.what), fmt, ap);
+        va_end(ap);
+        job->fail.set = true;
+        job->fail.code = code;
+    }
+    pthread_mutex_unlock(&job->fail.lock);
+    return first;
+}
+
+/* ---- the PMIx server module (runs in PMIx's progress thread) ---- */
+
+static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)proc, (void)server_object;
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t on_finalized(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)proc, (void)server_object;
+    /* The client waits in PMIx_Finalize until this is called. */
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t on_abort(const pmix_proc_t *proc, void *server_object, int status,
+                              const char msg[], pmix_proc_t procs[], size_t nprocs,
+                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)server_object, (void)procs, (void)nprocs;
+    /* Recorded before the client is released, so that its own exit, which
+     * may follow at once, is not taken for the cause. The whole job ends
+     * whatever procs says: one node runs one job. */
+    if (record_failure(&g_job, status, "PE %u called abort with status %d%s%s", proc->rank,
+                       status, msg != NULL && msg[0] != '\0' ? ": " : "",
+                       msg != NULL ? msg : "")) {
+        char c = 'a';
+        ssize_t rc = write(g_job.abort_pipe[1], &c, 1);
+        (void)rc; /* the pipe only wakes the main thread; one byte is enough */
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static void release_copy(void *cbdata)
+{
+    free(cbdata);
+}
+
+static pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs,
+                              const pmix_info_t info[], size_t ninfo, char *data, size_t ndata,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)procs, (void)nprocs, (void)info, (void)ninfo;
+    /* One node: the server library has already gathered every participant's
+     * data, so the collective is complete; hand the blob back. It is copied
+     * because the library may use it after this call returns. */
+    char *copy = NULL;
+    if (ndata > 0) {
+        copy = malloc(ndata);
+        if (copy == NULL)
+            return PMIX_ERR_NOMEM;
+        memcpy(copy, data, ndata);
+    }
+    cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, release_copy, copy);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t info[],
+                                     size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)proc, (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
+    /* Every PE is local, so the library holds all data it could ask for. */
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+static pmix_server_module_t server_module = {
+    .client_connected = on_connected,
+    .client_finalized = on_finalized,
+    .abort = on_abort,
+    .fence_nb = on_fence,
+    .direct_modex = on_direct_modex,
+};
+
+/* ---- waiting for PMIx's non-blocking registration calls ---- */
+
+struct op_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    pmix_status_t status;
+};
+
+static void op_done(pmix_status_t status, void *cbdata)
+{
+    struct op_wait *w = cbdata;
+    pthread_mutex_lock(&w->lock);
+    w->status = status;
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* rc is what the call returned: PMIX_SUCCESS means the callback will come. */
+static pmix_status_t op_wait_for(struct op_wait *w, pmix_status_t rc)
+{
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        return PMIX_SUCCESS;
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&w->lock);
+    while (!w->done)
+        pthread_cond_wait(&w->cond, &w->lock);
+    rc = w->status;
+    w->done = false;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+/* ---- server setup ---- */
+
+static int server_start(struct job *job)
+{
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/oshrun.XXXXXX", base);
+    if (mkdtemp(job->tmpdir) == NULL) {
+        fprintf(stderr, "oshrun: cannot create a directory in %s: %s\n", base, strerror(errno));
+        job->tmpdir[0] = '\0';
+        return -1;
+    }
+    pmix_info_t info[3];
+    bool no = false;
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
+    pmix_status_t rc = PMIx_server_init(&server_module, info, 3);
+    for (int i = 0; i < 3; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "oshrun: PMIx_server_init failed: %s\n", PMIx_Error_string(rc));
+        remove_tmpdir(job);
+        return -1;
+    }
+    return 0;
+}
+
+/* Adds one PE's entry (PMIX_PROC_DATA) to the job's info list. */
+static pmix_status_t add_proc_data(void *list, const struct job *job, int rank)
+{
+    pmix_rank_t r = (pmix_rank_t)rank;
+    uint16_t lrank = (uint16_t)rank;
+    uint32_t zero = 0;
+    pmix_data_array_t darray;
+    void *pl = PMIx_Info_list_start();
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    if (pl == NULL)
+        return rc;
+    /* The rank must come first: it says whom the rest describes. */
+    rc = PMIx_Info_list_add(pl, PMIX_RANK, &r, PMIX_PROC_RANK);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(pl, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(pl, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(pl, PMIX_GLOBAL_RANK, &r, PMIX_PROC_RANK);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(pl, PMIX_NODEID, &zero, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(pl, PMIX_APPNUM, &zero, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(pl, PMIX_HOSTNAME, job->hostname, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_convert(pl, &darray);
+    PMIx_Info_list_release(pl);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = PMIx_Info_list_add(list, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
+    PMIx_Data_array_destruct(&darray);
+    return rc;
+}
+
+/* Builds "0,1,...,n-1". */
+static char *rank_list(int n)
+{
+    size_t cap = (size_t)n * 6 + 1;
+    char *s = malloc(cap);
+    if (s == NULL)
+        return NULL;
+    size_t len = 0;
+    s[0] = '\0';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len, i ? ",%d" : "%d", i);
+    return s;
+}
+
+static pmix_status_t add_job_info(void *list, const struct job *job)
+{
+    uint32_t size = (uint32_t)job->npes, one = 1, zero = 0;
+    pmix_rank_t leader = 0;
+    char *peers = rank_list(job->npes);
+    char *node_map = NULL, *proc_map = NULL;
+    pmix_status_t rc = PMIX_ERR_NOMEM;
+    if (peers == NULL)
+        return rc;
+    rc = PMIx_generate_regex(job->hostname, &node_map);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_generate_ppn(peers, &proc_map);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_JOBID, job->nspace, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_UNIV_SIZE, &size, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_MAX_PROCS, &size, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_APP_SIZE, &size, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_LOCAL_SIZE, &size, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_NODE_SIZE, &size, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_NUM_NODES, &one, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_NODEID, &zero, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_NODE_MAP, node_map, PMIX_REGEX);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_add(list, PMIX_PROC_MAP, proc_map, PMIX_REGEX);
+    free(node_map);
+    free(proc_map);
+    free(peers);
+    return rc;
+}
+
+/* Registers the namespace and every client with the server library. */
+static int register_job(struct job *job)
+{
+    struct op_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+    pmix_data_array_t darray = {0};
+    void *list = PMIx_Info_list_start();
+    pmix_status_t rc = list != NULL ? add_job_info(list, job) : PMIX_ERR_NOMEM;
+    for (int i = 0; i < job->npes && rc == PMIX_SUCCESS; i++)
+        rc = add_proc_data(list, job, i);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_Info_list_convert(list, &darray);
+    if (list != NULL)
+        PMIx_Info_list_release(list);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "oshrun: cannot build the job description: %s\n", PMIx_Error_string(rc));
+        return -1;
+    }
+    rc = op_wait_for(&w, PMIx_server_register_nspace(job->nspace, job->npes, darray.array,
+                                                     darray.size, op_done, &w));
+    PMIx_Data_array_destruct(&darray);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "oshrun: PMIx_server_register_nspace(%s) failed: %s\n", job->nspace,
+                PMIx_Error_string(rc));
+        return -1;
+    }
+    for (int i = 0; i < job->npes; i++) {
+        struct pe *pe = &job->pes[i];
+        rc = op_wait_for(&w, PMIx_server_register_client(&pe->proc, geteuid(), getegid(), pe,
+                                                         op_done, &w));
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "oshrun: PMIx_server_register_client(PE %d) failed: %s\n", i,
+                    PMIx_Error_string(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- starting the PEs ---- */
+
+/* Variables that describe an enclosing job: a PE must see only ours. */
+static bool inherited_job_var(const char *v)
+{
+    static const char *const prefixes[] = {"PMIX_", "OMPI_COMM_WORLD_", "PMI_RANK=", "PMI_SIZE=",
+                                           "PMI_FD=", NULL};
+    if (strncmp(v, "PMIX_MCA_", 9) == 0)
+        return false;
+    for (int i = 0; prefixes[i] != NULL; i++)
+        if (strncmp(v, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+static void free_env(char **env)
+{
+    if (env == NULL)
+        return;
+    for (char **e = env; *e != NULL; e++)
+        free(*e);
+    free(env);
+}
+
+/* A deep copy of our environment: PMIx_server_setup_fork may free and
+ * replace entries and grow the array. */
+static char **child_env(void)
+{
+    size_t n = 0;
+    while (environ[n] != NULL)
+        n++;
+    char **env = calloc(n + 1, sizeof(*env));
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (inherited_job_var(environ[i]))
+            continue;
+        env[k] = strdup(environ[i]);
+        if (env[k] == NULL) {
+            free_env(env);
+            return NULL;
+        }
+        k++;
+    }
+    return env;
+}
+
+/* Between fork and exec only async-signal-safe calls: PMIx threads exist. */
+static _Noreturn void exec_child(const struct job *job, int rank, char **argv, char **env,
+                                 pid_t parent, const sigset_t *oldmask)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(SIGPIPE, &dfl, NULL);
+    sigprocmask(SIG_SETMASK, oldmask, NULL);
+    /* The PEs must not outlive a launcher that is killed outright. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+    /* Its own process group, so that ending the PE also ends what it started
+     * (a wrapper script, a debugger). A terminal would stop a background
+     * group that reads it, so only PE 0 keeps stdin, and only if it is not
+     * a terminal. */
+    setpgid(0, 0);
+    if (rank != 0 || isatty(STDIN_FILENO)) {
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd >= 0) {
+            dup2(fd, STDIN_FILENO);
+            close(fd);
+        }
+    }
+    execve(job->prog_path, argv, env);
+    static const char msg[] = "oshrun: exec failed\n";
+    ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)rc;
+    _exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+static int start_pes(struct job *job, char **argv, const sigset_t *oldmask)
+{
+    pid_t self = getpid();
+    for (int i = 0; i < job->npes; i++) {
+        struct pe *pe = &job->pes[i];
+        char **env = child_env();
+        pmix_status_t rc = env != NULL ? PMIx_server_setup_fork(&pe->proc, &env) : PMIX_ERR_NOMEM;
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "oshrun: PMIx_server_setup_fork(PE %d) failed: %s\n", i,
+                    PMIx_Error_string(rc));
+            free_env(env);
+            return -1;
+        }
+        pid_t pid = fork();
+        if (pid == 0)
+            exec_child(job, i, argv, env, self, oldmask);
+        free_env(env);
+        if (pid < 0) {
+            fprintf(stderr, "oshrun: fork for PE %d failed: %s\n", i, strerror(errno));
+            return -1;
+        }
+        /* Also here, so that no signal can reach the PE before it is set. */
+        setpgid(pid, pid);
+        pe->pid = pid;
+        pe->pgid = pid;
+        job->running++;
+    }
+    return 0;
+}
+
+/* ---- supervising the PEs ---- */
+
+/* Signals the process group of every running PE, or with `all` also those of
+ * PEs already reaped, whose children may linger. A group's id is not reused
+ * while any member lives, so an old one reaches only our processes. */
+static void signal_pes(struct job *job, int sig, bool all)
+{
+    for (int i = 0; i < job->npes; i++) {
+        const struct pe *pe = &job->pes[i];
+        if (pe->pgid > 0 && (pe->pid > 0 || all))
+            if (kill(-pe->pgid, sig) != 0 && pe->pid > 0)
+                kill(pe->pid, sig);
+    }
+}
+
+static struct pe *pe_by_pid(struct job *job, pid_t pid)
+{
+    for (int i = 0; i < job->npes; i++)
+        if (job->pes[i].pid == pid)
+            return &job->pes[i];
+    return NULL;
+}
+
+/* Reaps every exited PE; returns true if one of them failed first. */
+static bool reap_pes(struct job *job)
+{
+    bool failed = false;
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct pe *pe = pe_by_pid(job, pid);
+        if (pe == NULL)
+            continue;
+        pe->pid = 0;
+        job->running--;
+        if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+            failed |= record_failure(job, WEXITSTATUS(status), "PE %d (pid %d) exited with status %d",
+                                     pe->rank, (int)pid, WEXITSTATUS(status));
+        else if (WIFSIGNALED(status))
+            failed |= record_failure(job, 128 + WTERMSIG(status),
+                                     "PE %d (pid %d) was killed by signal %d (%s)", pe->rank,
+                                     (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+    }
+    return failed;
+}
+
+static void report_timeout(struct job *job, double timeout_s)
+{
+    char list[1024];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; i < job->npes && len < sizeof(list) - 16; i++)
+        if (job->pes[i].pid > 0)
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", len ? "," : "", i);
+    record_failure(job, EXIT_TIMEOUT, "timeout after %g s; PEs still running: %s", timeout_s,
+                   list);
+}
+
+/* Runs until every PE has been reaped. */
+static void supervise(struct job *job, double timeout_s)
+{
+    int64_t job_deadline = timeout_s > 0 ? now_ms() + (int64_t)(timeout_s * 1000) : -1;
+    int64_t kill_deadline = -1;
+    bool reported = false;
+    int forwarded = 0;
+
+    while (job->running > 0) {
+        bool ending = false;
+        int64_t now = now_ms();
+        int64_t next = job_deadline;
+        if (kill_deadline >= 0 && (next < 0 || kill_deadline < next))
+            next = kill_deadline;
+        struct pollfd fds[2] = {{.fd = job->sigfd, .events = POLLIN},
+                                {.fd = job->abort_pipe[0], .events = POLLIN}};
+        int wait_ms = next < 0 ? -1 : (int)(next > now ? next - now : 0);
+        int n = poll(fds, 2, wait_ms);
+        if (n < 0 && errno != EINTR) {
+            perror("oshrun: poll");
+            ending = true;
+        }
+        if (n > 0 && (fds[0].revents & POLLIN)) {
+            struct signalfd_siginfo si;
+            while (read(job->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                if (si.ssi_signo == SIGCHLD) {
+                    ending |= reap_pes(job);
+                } else {
+                    /* A second signal means the PEs did not listen. */
+                    signal_pes(job, ++forwarded > 1 ? SIGKILL : (int)si.ssi_signo, false);
+                }
+            }
+        }
+        if (n > 0 && (fds[1].revents & POLLIN)) {
+            char buf[16];
+            ssize_t rc = read(job->abort_pipe[0], buf, sizeof(buf));
+            (void)rc;
+            ending = true;
+        }
+        now = now_ms();
+        if (job_deadline >= 0 && now >= job_deadline) {
+            report_timeout(job, timeout_s);
+            job_deadline = -1;
+            ending = true;
+        }
+        if (ending && kill_deadline < 0 && job->running > 0) {
+            signal_pes(job, SIGTERM, true);
+            kill_deadline = now + KILL_GRACE_MS;
+        }
+        if (kill_deadline >= 0 && now >= kill_deadline) {
+            signal_pes(job, SIGKILL, true);
+            kill_deadline = INT64_MAX; /* once; reaping goes on */
+        }
+        if (ending && !reported && job->fail.set) {
+            fprintf(stderr, "oshrun: %s%s\n", job->fail.what,
+                    job->running > 0 ? "; ending the job" : "");
+            reported = true;
+        }
+    }
+    if (!reported && job->fail.set)
+        fprintf(stderr, "oshrun: %s\n", job->fail.what);
+    if (job->fail.set)
+        signal_pes(job, SIGKILL, true); /* whatever the PEs left behind */
+}
+
+/* ---- main ---- */
+
+static int setup_signals(struct job *job, sigset_t *oldmask)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    /* Blocked before PMIx creates threads, so every thread inherits it. */
+    if (pthread_sigmask(SIG_BLOCK, &set, oldmask) != 0)
+        return -1;
+    signal(SIGPIPE, SIG_IGN); /* a dead PE's socket must not kill the launcher */
+    job->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (job->sigfd < 0 || pipe2(job->abort_pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
+        perror("oshrun: signalfd");
+        return -1;
+    }
+    return 0;
+}
+
+static int run_local(const struct options *o)
+{
+    struct job *job = &g_job;
+    sigset_t oldmask;
+    int code = 1;
+
+    job->npes = o->npes;
+    job->prog_path = resolve_program(o->prog_argv[0]);
+    if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
+        strcpy(job->hostname, "localhost");
+    snprintf(job->nspace, sizeof(job->nspace), "oshrun.%d.%ld", (int)getpid(), (long)time(NULL));
+    job->pes = calloc((size_t)job->npes, sizeof(*job->pes));
+    if (job->pes == NULL || job->prog_path == NULL) {
+        fputs("oshrun: out of memory\n", stderr);
+        goto out;
+    }
+    for (int i = 0; i < job->npes; i++) {
+        job->pes[i].rank = i;
+        PMIX_LOAD_PROCID(&job->pes[i].proc, job->nspace, (pmix_rank_t)i);
+    }
+    if (setup_signals(job, &oldmask) != 0)
+        goto out;
+    if (server_start(job) != 0)
+        goto out;
+    if (register_job(job) != 0)
+        goto finalize_server;
+    if (start_pes(job, o->prog_argv, &oldmask) != 0) {
+        record_failure(job, 1, "could not start every PE");
+        signal_pes(job, SIGKILL, true);
+    }
+    supervise(job, o->timeout_s);
+    code = job->fail.set ? job->fail.code : 0;
+finalize_server:
+    PMIx_server_finalize();
+    remove_tmpdir(job);
+out:
+    free(job->pes);
+    free(job->prog_path);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {0};
+    parse_args(argc, argv, &o);
+    if (o.launcher != NULL)
+        exec_engine(&o);
+    int code = run_local(&o);
+    free(o.engine_args);
+    return code;
+}

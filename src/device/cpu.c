@@ -1,1 +1,430 @@
-/* placeholder */
+/* The cpu device backend: the symmetric heap is host memory in a memfd mapped
+ * MAP_SHARED, so that local peers map the same pages through the exported fd.
+ * It owns the list of ranges it handed out, which is what pointer_query
+ * answers from. */
+#include "device.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+
+enum region_kind { REGION_HEAP, REGION_HOST, REGION_IMPORT };
+
+struct region {
+    char *base;
+    size_t size; /* mapped length */
+    enum region_kind kind;
+    int fd; /* the heap's memfd; -1 for the others */
+};
+
+struct ushmemi_device {
+    int local_rank;
+    struct ushmemi_device_id id;
+    pthread_mutex_t lock; /* guards regions: PE threads allocate and query concurrently */
+    struct region *regions;
+    size_t nregions, cap;
+};
+
+static size_t page_round(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (size + page - 1) / page * page;
+}
+
+/* FNV-1a: stable across processes and builds, which node_hash must be. */
+static uint64_t fnv1a(uint64_t hash, const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        hash ^= *p;
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void read_identity(struct ushmemi_device_id *id)
+{
+    char boot_id[64] = "";
+    char host[256] = "";
+
+    memset(id, 0, sizeof(*id));
+    strcpy(id->backend, "cpu");
+
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (f != NULL) {
+        if (fgets(boot_id, sizeof(boot_id), f) == NULL)
+            boot_id[0] = '\0';
+        fclose(f);
+        boot_id[strcspn(boot_id, "\n")] = '\0';
+    }
+    if (boot_id[0] == '\0')
+        ushmemi_debug("cpu backend: /proc/sys/kernel/random/boot_id unreadable; "
+                      "node identity rests on the host name alone");
+
+    size_t nbytes = 0;
+    for (const char *p = boot_id; *p && nbytes < sizeof(id->uuid); p++) {
+        if (*p == '-')
+            continue;
+        int hi = hex_value(p[0]);
+        int lo = p[1] ? hex_value(p[1]) : -1;
+        if (hi < 0 || lo < 0)
+            break;
+        id->uuid[nbytes++] = (uint8_t)(hi << 4 | lo);
+        p++;
+    }
+
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        host[0] = '\0';
+    /* The boot id alone is shared by containers of one kernel that may not
+     * see each other's processes; the host name tells them apart. */
+    uint64_t hash = fnv1a(0xcbf29ce484222325ULL, boot_id);
+    hash = fnv1a(hash, "/");
+    id->node_hash = fnv1a(hash, host);
+}
+
+static ushmem_status_t add_region(struct ushmemi_device *dev, void *base, size_t size,
+                                  enum region_kind kind, int fd)
+{
+    ushmem_status_t status = USHMEM_OK;
+
+    pthread_mutex_lock(&dev->lock);
+    if (dev->nregions == dev->cap) {
+        size_t cap = dev->cap ? dev->cap * 2 : 16;
+        struct region *grown = realloc(dev->regions, cap * sizeof(*grown));
+        if (grown == NULL) {
+            ushmemi_error("cpu backend: cannot grow the region list to %zu entries", cap);
+            status = USHMEM_ERR_NO_MEMORY;
+            goto unlock;
+        }
+        dev->regions = grown;
+        dev->cap = cap;
+    }
+    dev->regions[dev->nregions++] = (struct region){base, size, kind, fd};
+unlock:
+    pthread_mutex_unlock(&dev->lock);
+    return status;
+}
+
+/* Removes the region starting at base of the given kind; false when absent. */
+static bool take_region(struct ushmemi_device *dev, const void *base, enum region_kind kind,
+                        struct region *region_p)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&dev->lock);
+    for (size_t i = 0; i < dev->nregions; i++) {
+        if (dev->regions[i].base == base && dev->regions[i].kind == kind) {
+            *region_p = dev->regions[i];
+            dev->regions[i] = dev->regions[--dev->nregions];
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return found;
+}
+
+static ushmem_status_t cpu_open(int local_rank, int local_size, struct ushmemi_device **dev_p)
+{
+    (void)local_size;
+    struct ushmemi_device *dev = calloc(1, sizeof(*dev));
+    if (dev == NULL) {
+        ushmemi_error("cpu backend: cannot allocate the device for local rank %d", local_rank);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    dev->local_rank = local_rank;
+    pthread_mutex_init(&dev->lock, NULL);
+    read_identity(&dev->id);
+    *dev_p = dev;
+    return USHMEM_OK;
+}
+
+static void cpu_close(struct ushmemi_device *dev)
+{
+    if (dev == NULL)
+        return;
+    /* Whatever the caller left behind is released so a close is a clean slate. */
+    for (size_t i = 0; i < dev->nregions; i++) {
+        if (dev->regions[i].kind != REGION_IMPORT)
+            ushmemi_debug("cpu backend: region %p (%zu bytes) still allocated at close",
+                          (void *)dev->regions[i].base, dev->regions[i].size);
+        munmap(dev->regions[i].base, dev->regions[i].size);
+        if (dev->regions[i].fd >= 0)
+            close(dev->regions[i].fd);
+    }
+    free(dev->regions);
+    pthread_mutex_destroy(&dev->lock);
+    free(dev);
+}
+
+static ushmem_status_t cpu_identity(struct ushmemi_device *dev, struct ushmemi_device_id *id_p)
+{
+    *id_p = dev->id;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+{
+    ushmem_status_t status;
+
+    if (size == 0) {
+        ushmemi_error("cpu backend: heap_alloc of 0 bytes");
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    size_t len = page_round(size);
+    int fd = memfd_create("ushmem-heap", MFD_CLOEXEC);
+    if (fd < 0) {
+        ushmemi_error("cpu backend: memfd_create for a %zu-byte heap failed: %s", size,
+                      strerror(errno));
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    if (ftruncate(fd, (off_t)len) != 0) {
+        ushmemi_error("cpu backend: ftruncate of the heap memfd to %zu bytes failed: %s", len,
+                      strerror(errno));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        ushmemi_error("cpu backend: mmap of a %zu-byte heap failed: %s", len, strerror(errno));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    status = add_region(dev, ptr, len, REGION_HEAP, fd);
+    if (status != USHMEM_OK)
+        goto unmap;
+    *ptr_p = ptr;
+    return USHMEM_OK;
+
+unmap:
+    munmap(ptr, len);
+close_fd:
+    close(fd);
+    return status;
+}
+
+static void cpu_heap_free(struct ushmemi_device *dev, void *ptr, size_t size)
+{
+    struct region r;
+
+    if (ptr == NULL)
+        return;
+    if (!take_region(dev, ptr, REGION_HEAP, &r)) {
+        ushmemi_error("cpu backend: heap_free of %p (%zu bytes), which is not a heap", ptr, size);
+        return;
+    }
+    munmap(r.base, r.size);
+    close(r.fd);
+}
+
+static ushmem_status_t cpu_host_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+{
+    if (size == 0) {
+        ushmemi_error("cpu backend: host_alloc of 0 bytes");
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    size_t len = page_round(size);
+    void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ptr == MAP_FAILED) {
+        ushmemi_error("cpu backend: host_alloc of %zu bytes failed: %s", size, strerror(errno));
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    ushmem_status_t status = add_region(dev, ptr, len, REGION_HOST, -1);
+    if (status != USHMEM_OK) {
+        munmap(ptr, len);
+        return status;
+    }
+    *ptr_p = ptr;
+    return USHMEM_OK;
+}
+
+static void cpu_host_free(struct ushmemi_device *dev, void *ptr, size_t size)
+{
+    struct region r;
+
+    if (ptr == NULL)
+        return;
+    if (!take_region(dev, ptr, REGION_HOST, &r)) {
+        ushmemi_error("cpu backend: host_free of %p (%zu bytes), which host_alloc did not return",
+                      ptr, size);
+        return;
+    }
+    munmap(r.base, r.size);
+}
+
+static ushmem_status_t cpu_export(struct ushmemi_device *dev, void *ptr, size_t size,
+                                  struct ushmemi_ipc_handle *handle_p)
+{
+    int fd = -1;
+
+    pthread_mutex_lock(&dev->lock);
+    for (size_t i = 0; i < dev->nregions; i++) {
+        const struct region *r = &dev->regions[i];
+        if (r->kind == REGION_HEAP && r->base == ptr && size <= r->size) {
+            fd = r->fd;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+
+    if (fd < 0) {
+        ushmemi_error("cpu backend: export of %p (%zu bytes), which is not the start of a heap "
+                      "allocation of at least that size", ptr, size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    memset(handle_p, 0, sizeof(*handle_p));
+    handle_p->fd = fd;
+    handle_p->size = size;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_import(struct ushmemi_device *dev, const struct ushmemi_ipc_handle *handle,
+                                  int fd, void **ptr_p)
+{
+    ushmem_status_t status;
+    struct stat st;
+
+    /* A file shorter than the handle says would turn accesses past its end
+     * into SIGBUS much later; refuse it now. */
+    if (fstat(fd, &st) != 0) {
+        ushmemi_error("cpu backend: import of fd %d: fstat failed: %s", fd, strerror(errno));
+        status = USHMEM_ERR_INVALID_PARAM;
+        goto close_fd;
+    }
+    if ((uint64_t)st.st_size < handle->size || handle->size == 0) {
+        ushmemi_error("cpu backend: import of fd %d: file size %lld does not cover the "
+                      "exported %llu bytes", fd, (long long)st.st_size,
+                      (unsigned long long)handle->size);
+        status = USHMEM_ERR_INVALID_PARAM;
+        goto close_fd;
+    }
+    size_t len = page_round((size_t)handle->size);
+    void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        ushmemi_error("cpu backend: mmap of imported fd %d (%zu bytes) failed: %s", fd, len,
+                      strerror(errno));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    status = add_region(dev, ptr, len, REGION_IMPORT, -1);
+    if (status != USHMEM_OK) {
+        munmap(ptr, len);
+        goto close_fd;
+    }
+    /* The mapping keeps the file alive; the fd is no longer needed. */
+    close(fd);
+    *ptr_p = ptr;
+    return USHMEM_OK;
+
+close_fd:
+    close(fd);
+    return status;
+}
+
+static ushmem_status_t cpu_close_import(struct ushmemi_device *dev, void *ptr, size_t size)
+{
+    struct region r;
+
+    if (!take_region(dev, ptr, REGION_IMPORT, &r)) {
+        ushmemi_error("cpu backend: close_import of %p (%zu bytes), which import did not return",
+                      ptr, size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    munmap(r.base, r.size);
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const void *src, size_t len)
+{
+    (void)dev;
+    memcpy(dst, src, len);
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)
+{
+    (void)dev;
+    memset(dst, value, len);
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_sync(struct ushmemi_device *dev)
+{
+    (void)dev;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_pointer_query(struct ushmemi_device *dev, const void *ptr,
+                                         struct ushmemi_ptr_attr *attr_p)
+{
+    enum ushmemi_mem_kind kind = USHMEMI_MEM_UNKNOWN;
+    const char *p = ptr;
+
+    /* Imported peer heaps count as the heap they are: host memory here. */
+    pthread_mutex_lock(&dev->lock);
+    for (size_t i = 0; i < dev->nregions; i++) {
+        const struct region *r = &dev->regions[i];
+        if (p >= r->base && p < r->base + r->size) {
+            kind = USHMEMI_MEM_HOST;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+
+    attr_p->kind = kind;
+    attr_p->host_accessible = true;
+    attr_p->device_ordinal = -1;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_p2p_probe(struct ushmemi_device *dev, const struct ushmemi_device_id *peer,
+                                     struct ushmemi_p2p_caps *caps_p)
+{
+    bool same_node = strncmp(peer->backend, "cpu", sizeof(peer->backend)) == 0 &&
+                     peer->node_hash == dev->id.node_hash;
+
+    /* same_device stays false: host memory shared by processes needs none of
+     * the special handling that two PEs on one GPU do. */
+    caps_p->access = same_node;
+    caps_p->native_atomics = same_node;
+    caps_p->same_device = false;
+    caps_p->link = same_node ? USHMEMI_LINK_HOST_MEMORY : USHMEMI_LINK_NONE;
+    return USHMEM_OK;
+}
+
+const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
+    .size = sizeof(struct ushmemi_device_ops),
+    .name = "cpu",
+    .open = cpu_open,
+    .close = cpu_close,
+    .identity = cpu_identity,
+    .heap_alloc = cpu_heap_alloc,
+    .heap_free = cpu_heap_free,
+    .host_alloc = cpu_host_alloc,
+    .host_free = cpu_host_free,
+    .export_mem = cpu_export,
+    .import_mem = cpu_import,
+    .close_import = cpu_close_import,
+    .copy = cpu_copy,
+    .memset = cpu_memset,
+    .sync = cpu_sync,
+    .pointer_query = cpu_pointer_query,
+    .p2p_probe = cpu_p2p_probe,
+};

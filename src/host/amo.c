@@ -1,1 +1,246 @@
-/* placeholder */
+/* Host atomic memory operations: the standard, extended and bitwise AMO
+ * families, their fetching non-blocking forms, and the deprecated 1.3 names.
+ *
+ * The peer's heap is a MAP_SHARED mapping in this process, and lock-free C11
+ * atomics on shared memory are atomic across processes (they are plain
+ * locked instructions, with no process-private lock). Every type below is
+ * therefore required to be lock-free at compile time. float and double are
+ * operated on through integers of the same width, so that exchange and
+ * store never need a compare loop or libatomic. */
+#include <assert.h>
+#include <shmem.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The peer's address of the size-byte object at addr. A misaligned atomic
+ * would tear or fault, so it ends the job instead. */
+static void *amo_target(const char *call, const void *addr, size_t size, int pe)
+{
+    ushmemi_check_init(call);
+    void *remote = ushmemi_remote_addr(call, addr, size, pe);
+    if (__builtin_expect((uintptr_t)addr % size != 0, 0))
+        ushmemi_fatal(call, "address %p to PE %d is not aligned to %zu bytes, as an atomic "
+                      "needs", addr, pe, size);
+    if (__builtin_expect(!ushmemi_g.heap_host_accessible, 0))
+        ushmemi_fatal(call, "atomic to PE %d at %p: the symmetric heap is device memory, which "
+                      "host atomics cannot reach", pe, addr);
+    return remote;
+}
+
+#define CHECK_ATOMIC_LAYOUT(T)                                                                \
+    static_assert(sizeof(_Atomic T) == sizeof(T) && alignof(_Atomic T) == alignof(T),        \
+                  "_Atomic " #T " must have the layout of " #T " to alias it");              \
+    static_assert(__atomic_always_lock_free(sizeof(T), 0),                                    \
+                  #T " atomics must be lock-free to work across processes");
+
+/* Operations on integer types, shared by the 1.5 and the deprecated names. */
+#define DEFINE_INT_OPS(NAME, T)                                                               \
+    CHECK_ATOMIC_LAYOUT(T)                                                                    \
+    static _Atomic T *NAME##_target(const char *call, const T *addr, int pe)                  \
+    {                                                                                         \
+        return amo_target(call, addr, sizeof(T), pe);                                         \
+    }                                                                                         \
+    static T NAME##_fetch(const char *call, const T *source, int pe)                          \
+    {                                                                                         \
+        return atomic_load(NAME##_target(call, source, pe));                                  \
+    }                                                                                         \
+    static void NAME##_set(const char *call, T *dest, T value, int pe)                        \
+    {                                                                                         \
+        atomic_store(NAME##_target(call, dest, pe), value);                                   \
+    }                                                                                         \
+    static T NAME##_swap(const char *call, T *dest, T value, int pe)                          \
+    {                                                                                         \
+        return atomic_exchange(NAME##_target(call, dest, pe), value);                         \
+    }                                                                                         \
+    static T NAME##_cswap(const char *call, T *dest, T cond, T value, int pe)                 \
+    {                                                                                         \
+        T old = cond;                                                                         \
+        atomic_compare_exchange_strong(NAME##_target(call, dest, pe), &old, value);           \
+        return old;                                                                           \
+    }                                                                                         \
+    static T NAME##_fetch_add(const char *call, T *dest, T value, int pe)                     \
+    {                                                                                         \
+        return atomic_fetch_add(NAME##_target(call, dest, pe), value);                        \
+    }
+USHMEMI_AMO_STD_TYPES(DEFINE_INT_OPS)
+#undef DEFINE_INT_OPS
+
+/* float and double through their bit patterns. */
+#define DEFINE_FP_OPS(NAME, T, BITS)                                                          \
+    static_assert(sizeof(T) == sizeof(BITS), #T " and " #BITS " must have one size");         \
+    CHECK_ATOMIC_LAYOUT(BITS)                                                                 \
+    static _Atomic BITS *NAME##_target(const char *call, const T *addr, int pe)               \
+    {                                                                                         \
+        return amo_target(call, addr, sizeof(T), pe);                                         \
+    }                                                                                         \
+    static T NAME##_from_bits(BITS bits)                                                      \
+    {                                                                                         \
+        T value;                                                                              \
+        memcpy(&value, &bits, sizeof(value));                                                 \
+        return value;                                                                         \
+    }                                                                                         \
+    static BITS NAME##_to_bits(T value)                                                       \
+    {                                                                                         \
+        BITS bits;                                                                            \
+        memcpy(&bits, &value, sizeof(bits));                                                  \
+        return bits;                                                                          \
+    }                                                                                         \
+    static T NAME##_fetch(const char *call, const T *source, int pe)                          \
+    {                                                                                         \
+        return NAME##_from_bits(atomic_load(NAME##_target(call, source, pe)));                \
+    }                                                                                         \
+    static void NAME##_set(const char *call, T *dest, T value, int pe)                        \
+    {                                                                                         \
+        atomic_store(NAME##_target(call, dest, pe), NAME##_to_bits(value));                   \
+    }                                                                                         \
+    static T NAME##_swap(const char *call, T *dest, T value, int pe)                          \
+    {                                                                                         \
+        return NAME##_from_bits(                                                              \
+            atomic_exchange(NAME##_target(call, dest, pe), NAME##_to_bits(value)));           \
+    }
+DEFINE_FP_OPS(float, float, uint32_t)
+DEFINE_FP_OPS(double, double, uint64_t)
+#undef DEFINE_FP_OPS
+
+/* fetch, set, swap: standard and extended types. Non-blocking forms complete
+ * at once, which satisfies "complete by the next quiet". */
+#define DEFINE_AMO_EXT(NAME, T)                                                               \
+    USHMEMI_API T shmem_##NAME##_atomic_fetch(const T *source, int pe)                       \
+    {                                                                                         \
+        return NAME##_fetch("shmem_" #NAME "_atomic_fetch", source, pe);                      \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_set(T *dest, T value, int pe)                     \
+    {                                                                                         \
+        NAME##_set("shmem_" #NAME "_atomic_set", dest, value, pe);                            \
+    }                                                                                         \
+    USHMEMI_API T shmem_##NAME##_atomic_swap(T *dest, T value, int pe)                       \
+    {                                                                                         \
+        return NAME##_swap("shmem_" #NAME "_atomic_swap", dest, value, pe);                   \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe)      \
+    {                                                                                         \
+        *fetch = NAME##_fetch("shmem_" #NAME "_atomic_fetch_nbi", source, pe);                \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)      \
+    {                                                                                         \
+        *fetch = NAME##_swap("shmem_" #NAME "_atomic_swap_nbi", dest, value, pe);             \
+    }
+USHMEMI_AMO_STD_TYPES(DEFINE_AMO_EXT)
+USHMEMI_AMO_EXT_TYPES(DEFINE_AMO_EXT)
+#undef DEFINE_AMO_EXT
+
+#define DEFINE_AMO_STD(NAME, T)                                                               \
+    USHMEMI_API T shmem_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe)       \
+    {                                                                                         \
+        return NAME##_cswap("shmem_" #NAME "_atomic_compare_swap", dest, cond, value, pe);    \
+    }                                                                                         \
+    USHMEMI_API T shmem_##NAME##_atomic_fetch_inc(T *dest, int pe)                           \
+    {                                                                                         \
+        return NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_inc", dest, 1, pe);             \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_inc(T *dest, int pe)                              \
+    {                                                                                         \
+        NAME##_fetch_add("shmem_" #NAME "_atomic_inc", dest, 1, pe);                          \
+    }                                                                                         \
+    USHMEMI_API T shmem_##NAME##_atomic_fetch_add(T *dest, T value, int pe)                  \
+    {                                                                                         \
+        return NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_add", dest, value, pe);         \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_add(T *dest, T value, int pe)                     \
+    {                                                                                         \
+        NAME##_fetch_add("shmem_" #NAME "_atomic_add", dest, value, pe);                      \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond,       \
+                                                            T value, int pe)                  \
+    {                                                                                         \
+        *fetch =                                                                              \
+            NAME##_cswap("shmem_" #NAME "_atomic_compare_swap_nbi", dest, cond, value, pe);   \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)          \
+    {                                                                                         \
+        *fetch = NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_inc_nbi", dest, 1, pe);       \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) \
+    {                                                                                         \
+        *fetch = NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_add_nbi", dest, value, pe);   \
+    }
+USHMEMI_AMO_STD_TYPES(DEFINE_AMO_STD)
+#undef DEFINE_AMO_STD
+
+#define DEFINE_AMO_BIT_OP(NAME, T, OP)                                                        \
+    USHMEMI_API T shmem_##NAME##_atomic_fetch_##OP(T *dest, T value, int pe)                 \
+    {                                                                                         \
+        return atomic_fetch_##OP(NAME##_target("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe), \
+                                 value);                                                      \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_##OP(T *dest, T value, int pe)                    \
+    {                                                                                         \
+        atomic_fetch_##OP(NAME##_target("shmem_" #NAME "_atomic_" #OP, dest, pe), value);     \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value,      \
+                                                            int pe)                           \
+    {                                                                                         \
+        *fetch = atomic_fetch_##OP(                                                           \
+            NAME##_target("shmem_" #NAME "_atomic_fetch_" #OP "_nbi", dest, pe), value);      \
+    }
+#define DEFINE_AMO_BIT(NAME, T)                                                               \
+    DEFINE_AMO_BIT_OP(NAME, T, and)                                                           \
+    DEFINE_AMO_BIT_OP(NAME, T, or)                                                            \
+    DEFINE_AMO_BIT_OP(NAME, T, xor)
+USHMEMI_AMO_BIT_TYPES(DEFINE_AMO_BIT)
+#undef DEFINE_AMO_BIT
+#undef DEFINE_AMO_BIT_OP
+
+/* Deprecated names (OpenSHMEM 1.3), still used by the OSU benchmarks. */
+#define DEFINE_AMO_OLD_EXT(NAME, T)                                                           \
+    USHMEMI_API T shmem_##NAME##_swap(T *target, T value, int pe)                            \
+    {                                                                                         \
+        return NAME##_swap("shmem_" #NAME "_swap", target, value, pe);                        \
+    }                                                                                         \
+    USHMEMI_API T shmem_##NAME##_fetch(const T *target, int pe)                              \
+    {                                                                                         \
+        return NAME##_fetch("shmem_" #NAME "_fetch", target, pe);                             \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_set(T *target, T value, int pe)                          \
+    {                                                                                         \
+        NAME##_set("shmem_" #NAME "_set", target, value, pe);                                 \
+    }
+#define DEFINE_AMO_OLD(NAME, T)                                                               \
+    DEFINE_AMO_OLD_EXT(NAME, T)                                                               \
+    USHMEMI_API T shmem_##NAME##_fadd(T *target, T value, int pe)                            \
+    {                                                                                         \
+        return NAME##_fetch_add("shmem_" #NAME "_fadd", target, value, pe);                   \
+    }                                                                                         \
+    USHMEMI_API T shmem_##NAME##_finc(T *target, int pe)                                     \
+    {                                                                                         \
+        return NAME##_fetch_add("shmem_" #NAME "_finc", target, 1, pe);                       \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_add(T *target, T value, int pe)                          \
+    {                                                                                         \
+        NAME##_fetch_add("shmem_" #NAME "_add", target, value, pe);                           \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_inc(T *target, int pe)                                   \
+    {                                                                                         \
+        NAME##_fetch_add("shmem_" #NAME "_inc", target, 1, pe);                               \
+    }                                                                                         \
+    USHMEMI_API T shmem_##NAME##_cswap(T *target, T cond, T value, int pe)                   \
+    {                                                                                         \
+        return NAME##_cswap("shmem_" #NAME "_cswap", target, cond, value, pe);                \
+    }
+DEFINE_AMO_OLD(int, int)
+DEFINE_AMO_OLD(long, long)
+DEFINE_AMO_OLD(longlong, long long)
+DEFINE_AMO_OLD_EXT(float, float)
+DEFINE_AMO_OLD_EXT(double, double)
+#undef DEFINE_AMO_OLD
+#undef DEFINE_AMO_OLD_EXT
+
+/* The parentheses keep the C11 generic macro of the same name from expanding. */
+USHMEMI_API long(shmem_swap)(long *target, long value, int pe)
+{
+    return long_swap("shmem_swap", target, value, pe);
+}

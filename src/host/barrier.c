@@ -1,1 +1,210 @@
-/* placeholder */
+/* Barriers and synchronisation: the world barrier (shmem_init, allocation,
+ * shmem_barrier_all, collectives on SHMEM_TEAM_WORLD), the set barrier behind
+ * teams and the deprecated active-set routines, and the resolution of teams
+ * and active sets into PE sets.
+ *
+ * Both barriers are dissemination barriers (log2 N rounds; in round k member
+ * i signals member i + 2^k and waits for member i - 2^k) over 64-bit counters
+ * in the reserved area of every heap. Counters only ever increase, so there
+ * is no reset and no race between one barrier and the next.
+ *
+ * World counters: barrier_flags[k] counts round-k signals. Every world
+ * barrier gives each PE exactly one signal per round, so after e barriers
+ * each counter is at least e and ushmemi_g.barrier_epoch is the target.
+ *
+ * Set counters (teams other than world, active sets): one word per *sending*
+ * world PE, in the collective scratch. A PE signals member m by incrementing
+ * m's word for itself, and counts locally how many signals it expects from
+ * each sender. Because a sender is in one collective at a time and every PE
+ * calls collectives on overlapping sets in the same order, a signal a sender
+ * makes for a later barrier always follows the one for the current barrier,
+ * so ">= expected" is never satisfied early. Different active sets therefore
+ * never mix, whether they overlap or not and whatever pSync they pass: the
+ * pSync arrays are accepted but not needed (and left untouched, which keeps
+ * them at SHMEM_SYNC_VALUE as the spec requires on return). */
+#include <shmem.h>
+#include <stdatomic.h>
+
+#include "coll.h"
+#include "internal.h"
+
+/* Signals this PE expects from each sending world PE on its set counters. */
+static uint64_t set_expected[USHMEMI_COLL_MAX_SET_PES];
+
+struct ushmemi_reserved *ushmemi_coll_reserved(const char *call, int pe)
+{
+    struct ushmemi_reserved *reserved = ushmemi_g.peers[pe].base;
+    if (__builtin_expect(reserved == NULL, 0))
+        ushmemi_fatal(call, "PE %d is not reachable from this PE: %s", pe,
+                      ushmemi_g.peers[pe].why ? ushmemi_g.peers[pe].why : "no route");
+    return reserved;
+}
+
+static _Atomic uint64_t *set_counters(struct ushmemi_reserved *reserved)
+{
+    return (_Atomic uint64_t *)(void *)reserved->scratch;
+}
+
+static void wait_at_least(_Atomic uint64_t *word, uint64_t target)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(word, memory_order_acquire) < target)
+        ushmemi_poll_pause(&spins);
+}
+
+static void world_barrier(const char *call)
+{
+    int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
+    if (n == 1) {
+        atomic_thread_fence(memory_order_seq_cst);
+        return;
+    }
+    if (!ushmemi_g.heap_host_accessible) {
+        /* The counters live in device memory the CPU cannot touch. The
+         * bootstrap's barrier is slow but correct; a device-side barrier
+         * kernel is where a fast one would go. */
+        ushmem_status_t status = ushmemi_bootstrap_barrier(&ushmemi_g.bs);
+        if (status != USHMEM_OK)
+            ushmemi_fatal(call, "bootstrap barrier failed: %s", ushmemi_status_string(status));
+        return;
+    }
+    uint64_t epoch = ++ushmemi_g.barrier_epoch;
+    struct ushmemi_reserved *own = ushmemi_g.reserved;
+    int round = 0;
+    for (int dist = 1; dist < n; dist <<= 1, round++) {
+        struct ushmemi_reserved *to = ushmemi_coll_reserved(call, (me + dist) % n);
+        /* Release publishes this PE's earlier stores (and, transitively, what
+         * it saw in earlier rounds) to the PE that acquires the counter. */
+        atomic_fetch_add_explicit(&to->barrier_flags[round], 1, memory_order_acq_rel);
+        wait_at_least(&own->barrier_flags[round], epoch);
+    }
+}
+
+void ushmemi_barrier_world(void) { world_barrier("ushmem internal world barrier"); }
+
+void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
+{
+    if (set->world) {
+        world_barrier(call);
+        return;
+    }
+    int n = set->size;
+    if (n == 1) {
+        atomic_thread_fence(memory_order_seq_cst);
+        return;
+    }
+    if (!ushmemi_g.heap_host_accessible)
+        ushmemi_fatal(call, "barriers over a subset of PEs need a heap the CPU can access; "
+                            "this backend's heap is device memory");
+    _Atomic uint64_t *own = set_counters(ushmemi_g.reserved);
+    int me_world = ushmemi_g.my_pe;
+    for (int dist = 1; dist < n; dist <<= 1) {
+        int to = ushmemi_coll_world_pe(set, (set->me + dist) % n);
+        int from = ushmemi_coll_world_pe(set, (set->me - dist + n) % n);
+        _Atomic uint64_t *to_counters = set_counters(ushmemi_coll_reserved(call, to));
+        atomic_fetch_add_explicit(&to_counters[me_world], 1, memory_order_acq_rel);
+        wait_at_least(&own[from], ++set_expected[from]);
+    }
+}
+
+ushmem_status_t ushmemi_coll_team_set(const char *call, const struct ushmemi_team *team,
+                                      struct ushmemi_coll_set *set_p)
+{
+    ushmemi_check_init(call);
+    if (team == SHMEM_TEAM_INVALID) {
+        ushmemi_error("%s: PE %d passed SHMEM_TEAM_INVALID", call, ushmemi_g.my_pe);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (team != &ushmemi_team_world && team != &ushmemi_team_shared)
+        ushmemi_fatal(call, "team handle %p is not a team of this job (only SHMEM_TEAM_WORLD "
+                            "and SHMEM_TEAM_SHARED exist in this version)",
+                      (const void *)team);
+    struct ushmemi_coll_set set = {
+        .start = team->start,
+        .stride = team->stride,
+        .size = team->size,
+    };
+    int offset = ushmemi_g.my_pe - set.start;
+    if (set.size <= 0 || set.stride <= 0 || offset < 0 || offset % set.stride != 0 ||
+        offset / set.stride >= set.size)
+        ushmemi_fatal(call, "PE %d is not a member of %s (start %d, stride %d, size %d)",
+                      ushmemi_g.my_pe, team->name, set.start, set.stride, set.size);
+    set.me = offset / set.stride;
+    set.world = set.start == 0 && set.stride == 1 && set.size == ushmemi_g.n_pes;
+    if (!set.world && ushmemi_g.n_pes > USHMEMI_COLL_MAX_SET_PES)
+        ushmemi_fatal(call, "collectives on %s support jobs of up to %d PEs; this one has %d",
+                      team->name, USHMEMI_COLL_MAX_SET_PES, ushmemi_g.n_pes);
+    *set_p = set;
+    return USHMEM_OK;
+}
+
+void ushmemi_coll_active_set(const char *call, int PE_start, int logPE_stride, int PE_size,
+                             struct ushmemi_coll_set *set_p)
+{
+    ushmemi_check_init(call);
+    int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
+    if (PE_start < 0 || logPE_stride < 0 || logPE_stride > 30 || PE_size < 1)
+        ushmemi_fatal(call, "malformed active set: PE_start %d, logPE_stride %d, PE_size %d",
+                      PE_start, logPE_stride, PE_size);
+    long long stride = 1LL << logPE_stride;
+    long long last = PE_start + (long long)(PE_size - 1) * stride;
+    if (last >= n)
+        ushmemi_fatal(call, "active set (PE_start %d, logPE_stride %d, PE_size %d) reaches PE %lld "
+                            "but the job has %d PEs",
+                      PE_start, logPE_stride, PE_size, last, n);
+    long long offset = me - PE_start;
+    if (offset < 0 || offset % stride != 0 || offset / stride >= PE_size)
+        ushmemi_fatal(call, "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
+                            "PE_size %d) it was called with",
+                      me, PE_start, logPE_stride, PE_size);
+    struct ushmemi_coll_set set = {
+        .start = PE_start,
+        .stride = (int)stride,
+        .size = PE_size,
+        .me = (int)(offset / stride),
+        .world = PE_start == 0 && stride == 1 && PE_size == n,
+    };
+    if (!set.world && n > USHMEMI_COLL_MAX_SET_PES)
+        ushmemi_fatal(call, "active-set collectives support jobs of up to %d PEs; this one has %d",
+                      USHMEMI_COLL_MAX_SET_PES, n);
+    *set_p = set;
+}
+
+USHMEMI_API void shmem_barrier_all(void)
+{
+    ushmemi_check_init("shmem_barrier_all");
+    shmem_quiet();
+    world_barrier("shmem_barrier_all");
+}
+
+USHMEMI_API void shmem_sync_all(void)
+{
+    ushmemi_check_init("shmem_sync_all");
+    world_barrier("shmem_sync_all");
+}
+
+USHMEMI_API int shmem_team_sync(shmem_team_t team)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set("shmem_team_sync", team, &set) != USHMEM_OK)
+        return -1;
+    ushmemi_coll_barrier("shmem_team_sync", &set);
+    return 0;
+}
+
+USHMEMI_API void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync; /* see the header comment: counters need no pSync */
+    struct ushmemi_coll_set set;
+    ushmemi_coll_active_set("shmem_sync", PE_start, logPE_stride, PE_size, &set);
+    ushmemi_coll_barrier("shmem_sync", &set);
+}
+
+USHMEMI_API void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    struct ushmemi_coll_set set;
+    ushmemi_coll_active_set("shmem_barrier", PE_start, logPE_stride, PE_size, &set);
+    shmem_quiet();
+    ushmemi_coll_barrier("shmem_barrier", &set);
+}

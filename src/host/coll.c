@@ -1,1 +1,451 @@
-/* placeholder */
+/* Data collectives: broadcast, collect, fcollect, alltoall(s) and reductions,
+ * on teams (OpenSHMEM 1.5) and on deprecated active sets (1.4).
+ *
+ * Every peer's heap is mapped here, so each PE *pulls* what it needs straight
+ * from the peers' symmetric objects with ushmemi_host_copy, between two set
+ * barriers: the first says every member's source is ready, the second that
+ * every member has finished reading, so sources may be reused on return.
+ * Reductions stage each member's contribution in its collective scratch, so
+ * that dest == source (allowed by the spec) is safe.
+ *
+ * These are the simple algorithms, correct first. Where the faster ones
+ * would go: a tree or scatter+allgather broadcast for many PEs or large
+ * messages; pipelined rings for collect; a reduce-scatter + allgather for
+ * large reductions (each PE would then combine 1/N of the data); and on GPU
+ * heaps, kernels doing the copies and the combining on the device. */
+#include <shmem.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "internal.h"
+
+typedef void (*combine_fn)(void *acc, const void *in, size_t n);
+
+static size_t byte_count(const char *call, size_t nelems, size_t elem_size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(nelems, elem_size, &bytes))
+        ushmemi_fatal(call, "%zu elements of %zu bytes overflow the address space", nelems,
+                      elem_size);
+    return bytes;
+}
+
+static unsigned char *stage_of(const char *call, int pe)
+{
+    return ushmemi_coll_reserved(call, pe)->scratch + USHMEMI_COLL_STAGE_OFFSET;
+}
+
+static void *xmalloc(const char *call, size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (p == NULL)
+        ushmemi_fatal(call, "out of host memory (%zu bytes) for collective bookkeeping", size);
+    return p;
+}
+
+/* ---- The algorithms, over a resolved PE set ------------------------------ */
+
+static void broadcast(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                      const void *source, size_t nbytes, int root, bool copy_on_root)
+{
+    if (root < 0 || root >= set->size)
+        ushmemi_fatal(call, "PE_root %d is not an index of the %d PEs taking part", root,
+                      set->size);
+    if (nbytes == 0)
+        return;
+    const void *root_source = ushmemi_remote_addr(call, source, nbytes,
+                                                  ushmemi_coll_world_pe(set, root));
+    ushmemi_coll_barrier(call, set);
+    if (set->me != root)
+        ushmemi_host_copy(call, dest, root_source, nbytes);
+    else if (copy_on_root && dest != source)
+        ushmemi_host_copy(call, dest, source, nbytes);
+    ushmemi_coll_barrier(call, set);
+}
+
+/* Every member contributes its own nbytes; dest receives the contributions
+ * concatenated in member order. The sizes are exchanged through the stage. */
+static void collect(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                    const void *source, size_t nbytes)
+{
+    uint64_t mine = nbytes;
+    ushmemi_host_copy(call, stage_of(call, ushmemi_g.my_pe), &mine, sizeof(mine));
+    ushmemi_coll_barrier(call, set);
+
+    int n = set->size;
+    size_t *offsets = xmalloc(call, (size_t)(n + 1) * sizeof(*offsets));
+    offsets[0] = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t len;
+        ushmemi_host_copy(call, &len, stage_of(call, ushmemi_coll_world_pe(set, i)),
+                          sizeof(len));
+        offsets[i + 1] = offsets[i] + (size_t)len;
+    }
+    /* Start with the next member so that not every PE reads member 0 first. */
+    for (int step = 0; step < n; step++) {
+        int i = (set->me + 1 + step) % n;
+        size_t len = offsets[i + 1] - offsets[i];
+        if (len == 0)
+            continue;
+        const void *from = ushmemi_remote_addr(call, source, len, ushmemi_coll_world_pe(set, i));
+        ushmemi_host_copy(call, (char *)dest + offsets[i], from, len);
+    }
+    free(offsets);
+    ushmemi_coll_barrier(call, set);
+}
+
+static void fcollect(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                     const void *source, size_t nbytes)
+{
+    if (nbytes == 0)
+        return;
+    int n = set->size;
+    ushmemi_coll_barrier(call, set);
+    for (int step = 0; step < n; step++) {
+        int i = (set->me + 1 + step) % n;
+        const void *from = ushmemi_remote_addr(call, source, nbytes, ushmemi_coll_world_pe(set, i));
+        ushmemi_host_copy(call, (char *)dest + (size_t)i * nbytes, from, nbytes);
+    }
+    ushmemi_coll_barrier(call, set);
+}
+
+/* Block j of member i's source lands in block i of member j's dest; each
+ * member pulls block `me` of every source. Elements are elem_size bytes and
+ * lie dst (sst) elements apart in dest (source); contiguous when both are 1. */
+static void alltoalls(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                      const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                      size_t elem_size)
+{
+    if (dst < 1 || sst < 1)
+        ushmemi_fatal(call, "strides must be positive (dst %td, sst %td)", dst, sst);
+    if (nelems == 0)
+        return;
+    int n = set->size;
+    size_t udst = (size_t)dst, usst = (size_t)sst;
+    /* Span of one member's block, checked once per peer by remote_addr. */
+    size_t src_span = byte_count(call, byte_count(call, nelems - 1, usst) + 1, elem_size);
+    size_t src_block = byte_count(call, byte_count(call, nelems, usst), elem_size);
+    size_t dst_block = byte_count(call, byte_count(call, nelems, udst), elem_size);
+    size_t src_off = byte_count(call, (size_t)set->me, src_block);
+    ushmemi_coll_barrier(call, set);
+    for (int step = 0; step < n; step++) {
+        int i = (set->me + 1 + step) % n;
+        const char *from = ushmemi_remote_addr(call, (const char *)source + src_off, src_span,
+                                               ushmemi_coll_world_pe(set, i));
+        char *to = (char *)dest + (size_t)i * dst_block;
+        if (udst == 1 && usst == 1) {
+            ushmemi_host_copy(call, to, from, nelems * elem_size);
+            continue;
+        }
+        /* Element by element; a gather into a bounce buffer would batch it. */
+        for (size_t k = 0; k < nelems; k++)
+            ushmemi_host_copy(call, to + k * udst * elem_size, from + k * usst * elem_size,
+                              elem_size);
+    }
+    ushmemi_coll_barrier(call, set);
+}
+
+/* Each chunk of source is staged in one half of this PE's stage, then every
+ * member combines all members' staged chunks in member order (so every PE
+ * gets the same bits, even in floating point) and writes its dest. The two
+ * halves alternate, so one barrier per chunk suffices: a PE overwrites a half
+ * only after passing the barrier that every reader of its previous contents
+ * reached after reading. */
+static void reduce(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                   const void *source, size_t nreduce, size_t elem_size, combine_fn combine)
+{
+    if (nreduce == 0)
+        return;
+    const size_t half = USHMEMI_COLL_STAGE_SIZE / 2;
+    const size_t chunk_elems = half / elem_size;
+    int n = set->size;
+    unsigned char *acc = xmalloc(call, half);
+    unsigned char *bounce = ushmemi_g.heap_host_accessible ? NULL : xmalloc(call, half);
+    unsigned char *own_stage = stage_of(call, ushmemi_g.my_pe);
+
+    for (size_t done = 0, chunk = 0; done < nreduce; done += chunk_elems, chunk++) {
+        size_t count = nreduce - done < chunk_elems ? nreduce - done : chunk_elems;
+        size_t bytes = count * elem_size, offset = done * elem_size;
+        size_t half_off = (chunk % 2) * half;
+        ushmemi_host_copy(call, own_stage + half_off, (const char *)source + offset, bytes);
+        ushmemi_coll_barrier(call, set);
+        for (int i = 0; i < n; i++) {
+            const unsigned char *in = stage_of(call, ushmemi_coll_world_pe(set, i)) + half_off;
+            if (bounce != NULL) {
+                ushmemi_host_copy(call, bounce, in, bytes);
+                in = bounce;
+            }
+            if (i == 0)
+                memcpy(acc, in, bytes);
+            else
+                combine(acc, in, count);
+        }
+        ushmemi_host_copy(call, (char *)dest + offset, acc, bytes);
+    }
+    ushmemi_coll_barrier(call, set);
+    free(bounce);
+    free(acc);
+}
+
+/* ---- Combining functions -------------------------------------------------- */
+
+#define DEF_COMBINE(name, type, op, expr)                                                  \
+    static void combine_##name##_##op(void *acc_v, const void *in_v, size_t n)             \
+    {                                                                                      \
+        type *acc = acc_v;                                                                 \
+        const type *in = in_v;                                                             \
+        for (size_t i = 0; i < n; i++) {                                                   \
+            type a = acc[i], b = in[i];                                                    \
+            acc[i] = (type)(expr);                                                         \
+        }                                                                                  \
+    }
+#define DEF_COMBINE_BITWISE(name, type)                                                    \
+    DEF_COMBINE(name, type, and, a & b)                                                    \
+    DEF_COMBINE(name, type, or, a | b)                                                     \
+    DEF_COMBINE(name, type, xor, a ^ b)
+#define DEF_COMBINE_MINMAX(name, type)                                                     \
+    DEF_COMBINE(name, type, max, a > b ? a : b)                                            \
+    DEF_COMBINE(name, type, min, a < b ? a : b)
+#define DEF_COMBINE_ARITH(name, type)                                                      \
+    DEF_COMBINE(name, type, sum, a + b)                                                    \
+    DEF_COMBINE(name, type, prod, a * b)
+
+USHMEMI_COLL_BITWISE_TYPES(DEF_COMBINE_BITWISE)
+/* The 1.4 bitwise set names signed types the 1.5 set spells int16..int64. */
+USHMEMI_COLL_TOALL_BITWISE_TYPES(DEF_COMBINE_BITWISE)
+USHMEMI_COLL_MINMAX_TYPES(DEF_COMBINE_MINMAX)
+USHMEMI_COLL_MINMAX_TYPES(DEF_COMBINE_ARITH)
+USHMEMI_COLL_COMPLEX_TYPES(DEF_COMBINE_ARITH)
+
+/* ---- Team entry points ----------------------------------------------------- */
+
+static int team_broadcast(const char *call, shmem_team_t team, void *dest, const void *source,
+                          size_t nelems, size_t elem_size, int root)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
+        return -1;
+    /* 1.5 team broadcasts also fill dest on the root (1.4 ones did not). */
+    broadcast(call, &set, dest, source, byte_count(call, nelems, elem_size), root, true);
+    return 0;
+}
+
+static int team_collect(const char *call, shmem_team_t team, void *dest, const void *source,
+                        size_t nelems, size_t elem_size)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
+        return -1;
+    collect(call, &set, dest, source, byte_count(call, nelems, elem_size));
+    return 0;
+}
+
+static int team_fcollect(const char *call, shmem_team_t team, void *dest, const void *source,
+                         size_t nelems, size_t elem_size)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
+        return -1;
+    fcollect(call, &set, dest, source, byte_count(call, nelems, elem_size));
+    return 0;
+}
+
+static int team_alltoalls(const char *call, shmem_team_t team, void *dest, const void *source,
+                          ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem_size)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
+        return -1;
+    alltoalls(call, &set, dest, source, dst, sst, nelems, elem_size);
+    return 0;
+}
+
+static int team_reduce(const char *call, shmem_team_t team, void *dest, const void *source,
+                       size_t nreduce, size_t elem_size, combine_fn combine)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
+        return -1;
+    reduce(call, &set, dest, source, nreduce, elem_size, combine);
+    return 0;
+}
+
+#define DEF_DATA(name, type)                                                                  \
+    USHMEMI_API int shmem_##name##_broadcast(shmem_team_t team, type *dest, const type *source, \
+                                             size_t nelems, int PE_root)                     \
+    {                                                                                         \
+        return team_broadcast("shmem_" #name "_broadcast", team, dest, source, nelems,        \
+                              sizeof(type), PE_root);                                         \
+    }                                                                                         \
+    USHMEMI_API int shmem_##name##_collect(shmem_team_t team, type *dest, const type *source,   \
+                                           size_t nelems)                                    \
+    {                                                                                         \
+        return team_collect("shmem_" #name "_collect", team, dest, source, nelems,            \
+                            sizeof(type));                                                    \
+    }                                                                                         \
+    USHMEMI_API int shmem_##name##_fcollect(shmem_team_t team, type *dest, const type *source,  \
+                                            size_t nelems)                                   \
+    {                                                                                         \
+        return team_fcollect("shmem_" #name "_fcollect", team, dest, source, nelems,          \
+                             sizeof(type));                                                   \
+    }                                                                                         \
+    USHMEMI_API int shmem_##name##_alltoall(shmem_team_t team, type *dest, const type *source,  \
+                                            size_t nelems)                                   \
+    {                                                                                         \
+        return team_alltoalls("shmem_" #name "_alltoall", team, dest, source, 1, 1, nelems,   \
+                              sizeof(type));                                                  \
+    }                                                                                         \
+    USHMEMI_API int shmem_##name##_alltoalls(shmem_team_t team, type *dest, const type *source, \
+                                             ptrdiff_t dst, ptrdiff_t sst, size_t nelems)    \
+    {                                                                                         \
+        return team_alltoalls("shmem_" #name "_alltoalls", team, dest, source, dst, sst,      \
+                              nelems, sizeof(type));                                          \
+    }
+USHMEMI_COLL_RMA_TYPES(DEF_DATA)
+
+USHMEMI_API int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source,
+                                   size_t nelems, int PE_root)
+{
+    return team_broadcast("shmem_broadcastmem", team, dest, source, nelems, 1, PE_root);
+}
+
+USHMEMI_API int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return team_collect("shmem_collectmem", team, dest, source, nelems, 1);
+}
+
+USHMEMI_API int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return team_fcollect("shmem_fcollectmem", team, dest, source, nelems, 1);
+}
+
+USHMEMI_API int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return team_alltoalls("shmem_alltoallmem", team, dest, source, 1, 1, nelems, 1);
+}
+
+USHMEMI_API int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source,
+                                   ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
+{
+    return team_alltoalls("shmem_alltoallsmem", team, dest, source, dst, sst, nelems, 1);
+}
+
+#define DEF_REDUCE(name, type, op)                                                           \
+    USHMEMI_API int shmem_##name##_##op##_reduce(shmem_team_t team, type *dest,              \
+                                                 const type *source, size_t nreduce)         \
+    {                                                                                        \
+        return team_reduce("shmem_" #name "_" #op "_reduce", team, dest, source, nreduce,    \
+                           sizeof(type), combine_##name##_##op);                             \
+    }
+#define DEF_REDUCE_BITWISE(name, type)                                                       \
+    DEF_REDUCE(name, type, and) DEF_REDUCE(name, type, or) DEF_REDUCE(name, type, xor)
+#define DEF_REDUCE_MINMAX(name, type) DEF_REDUCE(name, type, max) DEF_REDUCE(name, type, min)
+#define DEF_REDUCE_ARITH(name, type) DEF_REDUCE(name, type, sum) DEF_REDUCE(name, type, prod)
+USHMEMI_COLL_BITWISE_TYPES(DEF_REDUCE_BITWISE)
+USHMEMI_COLL_MINMAX_TYPES(DEF_REDUCE_MINMAX)
+USHMEMI_COLL_MINMAX_TYPES(DEF_REDUCE_ARITH)
+USHMEMI_COLL_COMPLEX_TYPES(DEF_REDUCE_ARITH)
+
+/* ---- Deprecated active-set entry points -------------------------------------
+ * pSync and pWrk are accepted and not used: synchronisation runs on counters
+ * in the reserved heap area (see barrier.c) and reductions stage through the
+ * collective scratch. So the arrays need hold nothing beyond what the spec
+ * asks, and they keep their SHMEM_SYNC_VALUE contents. */
+
+static void active_broadcast(const char *call, void *dest, const void *source, size_t nelems,
+                             size_t elem_size, int root, int PE_start, int logPE_stride,
+                             int PE_size)
+{
+    struct ushmemi_coll_set set;
+    ushmemi_coll_active_set(call, PE_start, logPE_stride, PE_size, &set);
+    /* 1.4: dest on the root is not written. */
+    broadcast(call, &set, dest, source, byte_count(call, nelems, elem_size), root, false);
+}
+
+USHMEMI_API void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root,
+                                   int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    active_broadcast("shmem_broadcast32", dest, source, nelems, 4, PE_root, PE_start,
+                     logPE_stride, PE_size);
+}
+
+USHMEMI_API void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root,
+                                   int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    (void)pSync;
+    active_broadcast("shmem_broadcast64", dest, source, nelems, 8, PE_root, PE_start,
+                     logPE_stride, PE_size);
+}
+
+#define DEF_ACTIVE_GATHER(algo, bits)                                                        \
+    USHMEMI_API void shmem_##algo##bits(void *dest, const void *source, size_t nelems,      \
+                                        int PE_start, int logPE_stride, int PE_size,        \
+                                        long *pSync)                                        \
+    {                                                                                        \
+        (void)pSync;                                                                         \
+        const char *call = "shmem_" #algo #bits;                                             \
+        struct ushmemi_coll_set set;                                                         \
+        ushmemi_coll_active_set(call, PE_start, logPE_stride, PE_size, &set);                \
+        algo(call, &set, dest, source, byte_count(call, nelems, (bits) / 8));                \
+    }
+DEF_ACTIVE_GATHER(collect, 32)
+DEF_ACTIVE_GATHER(collect, 64)
+DEF_ACTIVE_GATHER(fcollect, 32)
+DEF_ACTIVE_GATHER(fcollect, 64)
+
+#define DEF_ACTIVE_ALLTOALL(bits)                                                            \
+    USHMEMI_API void shmem_alltoall##bits(void *dest, const void *source, size_t nelems,    \
+                                          int PE_start, int logPE_stride, int PE_size,      \
+                                          long *pSync)                                      \
+    {                                                                                        \
+        (void)pSync;                                                                         \
+        struct ushmemi_coll_set set;                                                         \
+        ushmemi_coll_active_set("shmem_alltoall" #bits, PE_start, logPE_stride, PE_size,    \
+                                &set);                                                       \
+        alltoalls("shmem_alltoall" #bits, &set, dest, source, 1, 1, nelems, (bits) / 8);    \
+    }                                                                                        \
+    USHMEMI_API void shmem_alltoalls##bits(void *dest, const void *source, ptrdiff_t dst,   \
+                                           ptrdiff_t sst, size_t nelems, int PE_start,      \
+                                           int logPE_stride, int PE_size, long *pSync)      \
+    {                                                                                        \
+        (void)pSync;                                                                         \
+        struct ushmemi_coll_set set;                                                         \
+        ushmemi_coll_active_set("shmem_alltoalls" #bits, PE_start, logPE_stride, PE_size,   \
+                                &set);                                                       \
+        alltoalls("shmem_alltoalls" #bits, &set, dest, source, dst, sst, nelems, (bits) / 8); \
+    }
+DEF_ACTIVE_ALLTOALL(32)
+DEF_ACTIVE_ALLTOALL(64)
+
+static void active_reduce(const char *call, void *dest, const void *source, int nreduce,
+                          size_t elem_size, combine_fn combine, int PE_start, int logPE_stride,
+                          int PE_size)
+{
+    struct ushmemi_coll_set set;
+    ushmemi_coll_active_set(call, PE_start, logPE_stride, PE_size, &set);
+    if (nreduce < 0)
+        ushmemi_fatal(call, "nreduce %d is negative", nreduce);
+    reduce(call, &set, dest, source, (size_t)nreduce, elem_size, combine);
+}
+
+#define DEF_TOALL(name, type, op)                                                            \
+    USHMEMI_API void shmem_##name##_##op##_to_all(type *dest, const type *source,           \
+                                                  int nreduce, int PE_start,                 \
+                                                  int logPE_stride, int PE_size, type *pWrk, \
+                                                  long *pSync)                               \
+    {                                                                                        \
+        (void)pWrk;                                                                          \
+        (void)pSync;                                                                         \
+        active_reduce("shmem_" #name "_" #op "_to_all", dest, source, nreduce, sizeof(type), \
+                      combine_##name##_##op, PE_start, logPE_stride, PE_size);               \
+    }
+#define DEF_TOALL_BITWISE(name, type)                                                        \
+    DEF_TOALL(name, type, and) DEF_TOALL(name, type, or) DEF_TOALL(name, type, xor)
+#define DEF_TOALL_MINMAX(name, type) DEF_TOALL(name, type, max) DEF_TOALL(name, type, min)
+#define DEF_TOALL_ARITH(name, type) DEF_TOALL(name, type, sum) DEF_TOALL(name, type, prod)
+USHMEMI_COLL_TOALL_BITWISE_TYPES(DEF_TOALL_BITWISE)
+USHMEMI_COLL_TOALL_MINMAX_TYPES(DEF_TOALL_MINMAX)
+USHMEMI_COLL_TOALL_MINMAX_TYPES(DEF_TOALL_ARITH)
+USHMEMI_COLL_COMPLEX_TYPES(DEF_TOALL_ARITH)

@@ -1,1 +1,305 @@
-/* placeholder */
+/* Host point-to-point synchronisation: wait_until and test with their
+ * _all/_any/_some and _vector forms, the deprecated wait names, and
+ * shmem_signal_wait_until.
+ *
+ * The variables are this PE's symmetric objects, updated by other PEs
+ * through their mappings; they are read with acquire loads so that data put
+ * before the update is visible once the condition holds. A wait polls and,
+ * after a short spin, yields the CPU: PEs often outnumber cores. */
+#include <assert.h>
+#include <shmem.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* True when element i of ivars satisfies cmp against values[i * vstride]:
+ * vstride is 0 for one comparison value, 1 for a vector of them. */
+typedef bool (*satisfied_fn)(void *ivars, size_t i, int cmp, const void *values,
+                             size_t vstride);
+
+struct wait_set {
+    satisfied_fn satisfied;
+    void *ivars;
+    size_t nelems;
+    const int *status; /* NULL, or nonzero entries exclude that element */
+    int cmp;
+    const void *values;
+    size_t vstride;
+};
+
+static bool included(const struct wait_set *w, size_t i)
+{
+    return w->status == NULL || w->status[i] == 0;
+}
+
+static bool element_ok(const struct wait_set *w, size_t i)
+{
+    return w->satisfied(w->ivars, i, w->cmp, w->values, w->vstride);
+}
+
+/* Checks what every entry point requires and returns the local address the
+ * loads go to. The variables must be symmetric (remote PEs update them), so
+ * the range check is the one a remote access to this PE would get. */
+static void *check_ivars(const char *call, void *ivars, size_t nelems, size_t elem, int cmp)
+{
+    ushmemi_check_init(call);
+    if (__builtin_expect(cmp < SHMEM_CMP_EQ || cmp > SHMEM_CMP_LE, 0))
+        ushmemi_fatal(call, "comparison %d is not one of SHMEM_CMP_EQ..SHMEM_CMP_LE (%d..%d)",
+                      cmp, SHMEM_CMP_EQ, SHMEM_CMP_LE);
+    if (nelems == 0)
+        return ivars;
+    if (__builtin_expect(nelems > SIZE_MAX / elem, 0))
+        ushmemi_fatal(call, "%zu variables of %zu bytes overflow size_t", nelems, elem);
+    void *local = ushmemi_remote_addr(call, ivars, nelems * elem, ushmemi_g.my_pe);
+    if (__builtin_expect((uintptr_t)ivars % elem != 0, 0))
+        ushmemi_fatal(call, "variable address %p is not aligned to %zu bytes", ivars, elem);
+    if (__builtin_expect(!ushmemi_g.heap_host_accessible, 0))
+        ushmemi_fatal(call, "variables at %p: the symmetric heap is device memory, which host "
+                      "loads cannot reach", ivars);
+    return local;
+}
+
+/* Waits for each included element in turn: once an element has satisfied
+ * the condition it is not checked again, so a condition that later stops
+ * holding cannot keep the caller waiting forever. */
+static void wait_all(const struct wait_set *w)
+{
+    unsigned spins = 0;
+    for (size_t i = 0; i < w->nelems; i++) {
+        if (!included(w, i))
+            continue;
+        while (!element_ok(w, i))
+            ushmemi_poll_pause(&spins);
+    }
+}
+
+static bool test_all(const struct wait_set *w)
+{
+    for (size_t i = 0; i < w->nelems; i++)
+        if (included(w, i) && !element_ok(w, i))
+            return false;
+    return true;
+}
+
+static size_t test_any(const struct wait_set *w)
+{
+    for (size_t i = 0; i < w->nelems; i++)
+        if (included(w, i) && element_ok(w, i))
+            return i;
+    return SIZE_MAX;
+}
+
+static size_t test_some(const struct wait_set *w, size_t *indices)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->nelems; i++)
+        if (included(w, i) && element_ok(w, i))
+            indices[n++] = i;
+    return n;
+}
+
+static bool any_included(const struct wait_set *w)
+{
+    for (size_t i = 0; i < w->nelems; i++)
+        if (included(w, i))
+            return true;
+    return false;
+}
+
+/* SIZE_MAX when every element is excluded, as the specification says. */
+static size_t wait_any(const struct wait_set *w)
+{
+    if (!any_included(w))
+        return SIZE_MAX;
+    unsigned spins = 0;
+    size_t found;
+    while ((found = test_any(w)) == SIZE_MAX)
+        ushmemi_poll_pause(&spins);
+    return found;
+}
+
+/* 0 when every element is excluded. */
+static size_t wait_some(const struct wait_set *w, size_t *indices)
+{
+    if (!any_included(w))
+        return 0;
+    unsigned spins = 0;
+    size_t found;
+    while ((found = test_some(w, indices)) == 0)
+        ushmemi_poll_pause(&spins);
+    return found;
+}
+
+#define DEFINE_COMPARE(NAME, T)                                                               \
+    static_assert(__atomic_always_lock_free(sizeof(T), 0),                                    \
+                  #T " loads must be lock-free to see other processes' stores");              \
+    static bool NAME##_compare(T value, int cmp, T cmp_value)                                 \
+    {                                                                                         \
+        switch (cmp) {                                                                        \
+        case SHMEM_CMP_EQ: return value == cmp_value;                                         \
+        case SHMEM_CMP_NE: return value != cmp_value;                                         \
+        case SHMEM_CMP_GT: return value > cmp_value;                                          \
+        case SHMEM_CMP_GE: return value >= cmp_value;                                         \
+        case SHMEM_CMP_LT: return value < cmp_value;                                          \
+        case SHMEM_CMP_LE: return value <= cmp_value;                                         \
+        default: return false;                                                                \
+        }                                                                                     \
+    }                                                                                         \
+    static bool NAME##_satisfied(void *ivars, size_t i, int cmp, const void *values,          \
+                                 size_t vstride)                                              \
+    {                                                                                         \
+        T value = atomic_load_explicit((_Atomic T *)ivars + i, memory_order_acquire);         \
+        return NAME##_compare(value, cmp, ((const T *)values)[i * vstride]);                  \
+    }                                                                                         \
+    static struct wait_set NAME##_set(const char *call, T *ivars, size_t nelems,              \
+                                      const int *status, int cmp, const T *values,            \
+                                      size_t vstride)                                         \
+    {                                                                                         \
+        struct wait_set w = {NAME##_satisfied, check_ivars(call, ivars, nelems, sizeof(T), cmp), \
+                             nelems, status, cmp, values, vstride};                           \
+        return w;                                                                             \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_wait_until(T *ivar, int cmp, T cmp_value)                \
+    {                                                                                         \
+        struct wait_set w =                                                                   \
+            NAME##_set("shmem_" #NAME "_wait_until", ivar, 1, NULL, cmp, &cmp_value, 0);      \
+        wait_all(&w);                                                                         \
+    }                                                                                         \
+    USHMEMI_API int shmem_##NAME##_test(T *ivar, int cmp, T cmp_value)                       \
+    {                                                                                         \
+        struct wait_set w =                                                                   \
+            NAME##_set("shmem_" #NAME "_test", ivar, 1, NULL, cmp, &cmp_value, 0);            \
+        return test_all(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_wait(T *ivar, T cmp_value)                               \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait", ivar, 1, NULL, SHMEM_CMP_NE,   \
+                                       &cmp_value, 0);                                        \
+        wait_all(&w);                                                                         \
+    }
+
+#define DEFINE_SYNC(NAME, T)                                                                  \
+    DEFINE_COMPARE(NAME, T)                                                                   \
+    USHMEMI_API void shmem_##NAME##_wait_until_all(T *ivars, size_t nelems,                  \
+                                                   const int *status, int cmp, T cmp_value)   \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_all", ivars, nelems,       \
+                                       status, cmp, &cmp_value, 0);                           \
+        wait_all(&w);                                                                         \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_wait_until_any(T *ivars, size_t nelems,                \
+                                                     const int *status, int cmp, T cmp_value) \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_any", ivars, nelems,       \
+                                       status, cmp, &cmp_value, 0);                           \
+        return wait_any(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_wait_until_some(                                       \
+        T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, T cmp_value)   \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_some", ivars, nelems,      \
+                                       status, cmp, &cmp_value, 0);                           \
+        return wait_some(&w, indices);                                                        \
+    }                                                                                         \
+    USHMEMI_API void shmem_##NAME##_wait_until_all_vector(                                   \
+        T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)                   \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_all_vector", ivars,        \
+                                       nelems, status, cmp, cmp_values, 1);                   \
+        wait_all(&w);                                                                         \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_wait_until_any_vector(                                 \
+        T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)                   \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_any_vector", ivars,        \
+                                       nelems, status, cmp, cmp_values, 1);                   \
+        return wait_any(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_wait_until_some_vector(                                \
+        T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,                 \
+        T *cmp_values)                                                                        \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_some_vector", ivars,       \
+                                       nelems, status, cmp, cmp_values, 1);                   \
+        return wait_some(&w, indices);                                                        \
+    }                                                                                         \
+    USHMEMI_API int shmem_##NAME##_test_all(T *ivars, size_t nelems, const int *status,      \
+                                            int cmp, T cmp_value)                             \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_test_all", ivars, nelems, status,     \
+                                       cmp, &cmp_value, 0);                                   \
+        return test_all(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_test_any(T *ivars, size_t nelems, const int *status,   \
+                                               int cmp, T cmp_value)                          \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_test_any", ivars, nelems, status,     \
+                                       cmp, &cmp_value, 0);                                   \
+        return test_any(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_test_some(T *ivars, size_t nelems, size_t *indices,    \
+                                                const int *status, int cmp, T cmp_value)      \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_test_some", ivars, nelems, status,    \
+                                       cmp, &cmp_value, 0);                                   \
+        return test_some(&w, indices);                                                        \
+    }                                                                                         \
+    USHMEMI_API int shmem_##NAME##_test_all_vector(T *ivars, size_t nelems,                  \
+                                                   const int *status, int cmp,                \
+                                                   T *cmp_values)                             \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_test_all_vector", ivars, nelems,      \
+                                       status, cmp, cmp_values, 1);                           \
+        return test_all(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_test_any_vector(T *ivars, size_t nelems,               \
+                                                      const int *status, int cmp,             \
+                                                      T *cmp_values)                          \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_test_any_vector", ivars, nelems,      \
+                                       status, cmp, cmp_values, 1);                           \
+        return test_any(&w);                                                                  \
+    }                                                                                         \
+    USHMEMI_API size_t shmem_##NAME##_test_some_vector(                                      \
+        T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,                 \
+        T *cmp_values)                                                                        \
+    {                                                                                         \
+        struct wait_set w = NAME##_set("shmem_" #NAME "_test_some_vector", ivars, nelems,     \
+                                       status, cmp, cmp_values, 1);                           \
+        return test_some(&w, indices);                                                        \
+    }
+
+USHMEMI_SYNC_TYPES(DEFINE_SYNC)
+USHMEMI_SYNC_OLD_TYPES(DEFINE_COMPARE)
+#undef DEFINE_SYNC
+#undef DEFINE_COMPARE
+
+USHMEMI_API void shmem_wait(long *ivar, long cmp_value)
+{
+    struct wait_set w = long_set("shmem_wait", ivar, 1, NULL, SHMEM_CMP_NE, &cmp_value, 0);
+    wait_all(&w);
+}
+
+/* The parentheses keep the C11 generic macro of the same name from expanding. */
+USHMEMI_API void(shmem_wait_until)(long *ivar, int cmp, long cmp_value)
+{
+    struct wait_set w = long_set("shmem_wait_until", ivar, 1, NULL, cmp, &cmp_value, 0);
+    wait_all(&w);
+}
+
+/* Returns the value that satisfied the condition, which a second load could
+ * not promise when other PEs keep adding to the signal. */
+USHMEMI_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
+{
+    _Atomic uint64_t *sig = check_ivars("shmem_signal_wait_until", sig_addr, 1,
+                                        sizeof(*sig_addr), cmp);
+    unsigned spins = 0;
+    for (;;) {
+        uint64_t value = atomic_load_explicit(sig, memory_order_acquire);
+        if (uint64_compare(value, cmp, cmp_value))
+            return value;
+        ushmemi_poll_pause(&spins);
+    }
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# launcher_test.sh CASE OSHRUN LAUNCHER_PE [ARGS...]
+# One behaviour of oshrun that users rely on: exit codes, ending a failed or
+# hung job without leftover processes or files, signal forwarding, argument
+# passing, usage errors, the mpirun hand-off and the compiler wrappers.
+# Exit 0: pass, 1: fail, 77: skip.
+set -u
+case_name=$1
+oshrun=$2
+pe=$3
+shift 3
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/launcher-test.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+# oshrun keeps its PMIx files under $TMPDIR: point it here to see what is left.
+export TMPDIR=$scratch/tmp
+export LAUNCHER_TEST_DIR=$scratch
+mkdir "$TMPDIR"
+
+fail() {
+    echo "FAIL ($case_name): $*" >&2
+    [ -f "$scratch/err" ] && sed 's/^/  stderr: /' "$scratch/err" >&2
+    exit 1
+}
+
+now_ms() { date +%s%3N; }
+
+# run ARGS...: runs oshrun in the foreground; sets code and elapsed (ms).
+run() {
+    local start
+    start=$(now_ms)
+    "$oshrun" "$@" >"$scratch/out" 2>"$scratch/err"
+    code=$?
+    elapsed=$(($(now_ms) - start))
+}
+
+expect_code() {
+    [ "$code" -eq "$1" ] || fail "exit code $code, wanted $1"
+}
+
+expect_err() {
+    grep -Eq -- "$1" "$scratch/err" || fail "stderr does not match /$1/"
+}
+
+expect_faster_than() {
+    [ "$elapsed" -lt "$1" ] || fail "took $elapsed ms, wanted under $1 ms"
+}
+
+# Every PE that wrote its pid must be gone, and oshrun's PMIx directory too.
+expect_no_leftovers() {
+    local f p
+    for f in "$scratch"/pid.*; do
+        [ -e "$f" ] || continue
+        p=$(cat "$f")
+        if kill -0 "$p" 2>/dev/null; then
+            kill -9 "$p" 2>/dev/null
+            fail "PE ${f##*.} (pid $p) still runs after oshrun exited"
+        fi
+    done
+    [ -z "$(ls -A "$TMPDIR")" ] || fail "left in TMPDIR: $(ls -A "$TMPDIR")"
+}
+
+expect_pes_started() {
+    local n
+    n=$(ls "$scratch" | grep -c '^pid\.')
+    [ "$n" -eq "$1" ] || fail "$n PEs started, wanted $1"
+}
+
+# start_bg N ARGS...: starts oshrun in the background and waits until all N
+# PEs are ready; sets bg.
+start_bg() {
+    local n=$1 i
+    shift
+    "$oshrun" "$@" >"$scratch/out" 2>"$scratch/err" &
+    bg=$!
+    for i in $(seq 200); do
+        [ "$(ls "$scratch" | grep -c '^ready\.')" -eq "$n" ] && return 0
+        sleep 0.05
+    done
+    kill -9 "$bg"
+    fail "PEs not ready after 10 s"
+}
+
+case $case_name in
+check) # check N: a job of N PEs sees the right size, ranks and data
+    n=$1
+    run -n "$n" "$pe" check "$n"
+    expect_code 0
+    expect_pes_started "$n"
+    expect_no_leftovers
+    ;;
+exit-code) # one PE exits 3: the others are ended and oshrun exits 3
+    run -n 4 "$pe" exit 1 3
+    expect_code 3
+    expect_err '^oshrun: PE 1 .*exited with status 3'
+    [ "$(grep -c '^oshrun:' "$scratch/err")" -eq 1 ] || fail "more than one line from oshrun"
+    expect_faster_than 2000
+    expect_no_leftovers
+    ;;
+stubborn) # PEs that ignore SIGTERM are killed 2 s later
+    run -n 3 "$pe" stubborn 0 5
+    expect_code 5
+    expect_err '^oshrun: PE 0 .*exited with status 5'
+    [ "$elapsed" -ge 1900 ] || fail "took $elapsed ms: no grace period before SIGKILL"
+    expect_faster_than 6000
+    expect_no_leftovers
+    ;;
+signal) # a PE killed by a signal: 128 + signal
+    run -n 4 "$pe" signal 2 9
+    expect_code 137
+    expect_err '^oshrun: PE 2 .*signal 9'
+    expect_faster_than 2000
+    expect_no_leftovers
+    ;;
+abort) # PMIx_Abort ends the job with its status and message
+    run -n 4 "$pe" abort 3 6
+    expect_code 6
+    expect_err '^oshrun: PE 3 called abort with status 6: launcher test abort'
+    expect_faster_than 2000
+    expect_no_leftovers
+    ;;
+early-exit) # a PE may exit 0 without PMIx_Finalize while others still run
+    run -n 3 "$pe" early 1
+    expect_code 0
+    [ ! -s "$scratch/err" ] || fail "unexpected messages"
+    expect_no_leftovers
+    ;;
+timeout) # --timeout ends a hung job, naming the PEs still running
+    run --timeout 1 -n 4 "$pe" hang 2
+    expect_code 124
+    expect_err '^oshrun: timeout after 1 s; PEs still running: 0,1,3'
+    [ "$elapsed" -ge 1000 ] || fail "ended after $elapsed ms, before the timeout"
+    expect_faster_than 4000
+    expect_no_leftovers
+    ;;
+sigterm-forward) # SIGTERM reaches every PE; PEs that exit 0 on it: exit 0
+    start_bg 4 -n 4 "$pe" term
+    kill -TERM "$bg"
+    wait "$bg"
+    code=$?
+    expect_code 0
+    [ "$(ls "$scratch" | grep -c '^term\.')" -eq 4 ] || fail "not every PE got SIGTERM"
+    expect_no_leftovers
+    ;;
+sigterm) # PEs that die of a forwarded SIGTERM: exit 143
+    start_bg 3 -n 3 "$pe" hang
+    kill -TERM "$bg"
+    wait "$bg"
+    code=$?
+    expect_code 143
+    expect_err 'signal 15'
+    expect_no_leftovers
+    ;;
+sigint) # Ctrl-C: exit 130
+    start_bg 2 -n 2 "$pe" hang
+    kill -INT "$bg"
+    wait "$bg"
+    code=$?
+    expect_code 130
+    expect_no_leftovers
+    ;;
+args) # arguments reach every PE unchanged, options after the program too
+    run -n 2 "$pe" args 'a b' '' 'c$d*' -n 5 --timeout
+    expect_code 0
+    want='[a b][][c$d*][-n][5][--timeout]'
+    [ "$(grep -cxF "0:$want" "$scratch/out")" -eq 1 ] || fail "PE 0 printed: $(cat "$scratch/out")"
+    [ "$(grep -cxF "1:$want" "$scratch/out")" -eq 1 ] || fail "PE 1 printed: $(cat "$scratch/out")"
+    ;;
+usage) # bad usage: one line on stderr, exit 2, nothing started
+    for bad in "" "-n" "-n 0" "-n abc" "-n -3" "-np 2x" "--timeout 0" "--timeout x" \
+        "--bogus" "--launcher nosuch"; do
+        # shellcheck disable=SC2086 # the cases are meant to split
+        if [ -n "$bad" ]; then run $bad "$pe" check 1; else run; fi
+        expect_code 2
+        [ "$(wc -l <"$scratch/err")" -eq 1 ] || fail "'$bad': not one line of error"
+        expect_pes_started 0
+    done
+    run --help
+    expect_code 0
+    grep -q '^usage: oshrun' "$scratch/out" || fail "--help prints no usage"
+    expect_no_leftovers
+    ;;
+not-found) # a program that does not exist: 127, named in the message
+    run -n 2 "$scratch/no-such-program"
+    expect_code 127
+    expect_err "no-such-program: No such file"
+    run -n 2 no-such-program-in-path
+    expect_code 127
+    expect_err "no-such-program-in-path: command not found"
+    expect_no_leftovers
+    ;;
+mpirun) # the hand-off to mpirun runs the same job under Open MPI
+    command -v mpirun >/dev/null || exit 77
+    export LAUNCHER_TEST_VAR=passed
+    run --launcher mpirun -x LAUNCHER_TEST_VAR -n 2 --bind-to none "$pe" check 2
+    expect_code 0
+    expect_pes_started 2
+    run --launcher mpirun -n 2 "$pe" exit 1 3
+    [ "$code" -ne 0 ] || fail "a failing PE under mpirun gave exit 0"
+    ;;
+oshcc) # oshcc WRAPPER LIBRARY SOURCE INCDIR: build and run a program
+    wrapper=$1
+    export OSHCC_LIBDIR
+    OSHCC_LIBDIR=$(dirname "$2")
+    export OSHCC_INCDIR=$4
+    [ "$("$wrapper" --showme -o x x.c)" != "" ] || fail "--showme printed nothing"
+    "$wrapper" -c -o "$scratch/hello.o" "$3" 2>"$scratch/err" || fail "$wrapper -c failed"
+    "$wrapper" -o "$scratch/hello" "$scratch/hello.o" 2>"$scratch/err" || fail "$wrapper link failed"
+    [ ! -s "$scratch/err" ] || fail "the wrapper warned"
+    run -n 2 "$scratch/hello"
+    expect_code 0
+    [ "$(grep -c 'ok$' "$scratch/out")" -eq 2 ] || fail "output: $(cat "$scratch/out")"
+    ;;
+*)
+    echo "unknown case $case_name" >&2
+    exit 1
+    ;;
+esac
+exit 0
