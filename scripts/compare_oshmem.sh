@@ -164,10 +164,11 @@ done
 
 # One line: small put/get latency and 1 MiB put/get bandwidth.
 awk '
-    function fmt(name, unit, u, o) {
+    function fmt(name, unit, u, o,    f) {
+        f = unit == "us" ? "%.3f" : "%.0f"
         if (o == "" || o + 0 <= 0)
-            return sprintf("%s %.2f %s (OSHMEM -)", name, u, unit)
-        return sprintf("%s %.2f vs %.2f %s (%.2fx)", name, u, o, unit, u / o)
+            return sprintf("%s " f " %s (OSHMEM -)", name, u, unit)
+        return sprintf("%s " f " vs " f " %s (%.2fx)", name, u, o, unit, u / o)
     }
     $1 == "put_latency" { s[1] = fmt("put 8B", "us", $2, $3) }
     $1 == "get_latency" { s[2] = fmt("get 8B", "us", $2, $3) }

@@ -79,6 +79,10 @@ static void iput_bytes(const char *call, void *dest, const void *source, ptrdiff
     ushmemi_check_init(call);
     char *remote = strided_target(call, dest, dst, nelems, elem, pe);
     const char *src = source;
+    if (dst == 1 && sst == 1) { /* contiguous: one copy, not one per element */
+        ushmemi_host_copy(call, remote, src, nelems * elem);
+        return;
+    }
     for (size_t i = 0; i < nelems; i++)
         ushmemi_host_copy(call, remote + (ptrdiff_t)i * dst * (ptrdiff_t)elem,
                           src + (ptrdiff_t)i * sst * (ptrdiff_t)elem, elem);
@@ -94,6 +98,10 @@ static void iget_bytes(const char *call, void *dest, const void *source, ptrdiff
     ushmemi_check_init(call);
     const char *remote = strided_target(call, source, sst, nelems, elem, pe);
     char *out = dest;
+    if (dst == 1 && sst == 1) {
+        ushmemi_host_copy(call, out, remote, nelems * elem);
+        return;
+    }
     for (size_t i = 0; i < nelems; i++)
         ushmemi_host_copy(call, out + (ptrdiff_t)i * dst * (ptrdiff_t)elem,
                           remote + (ptrdiff_t)i * sst * (ptrdiff_t)elem, elem);

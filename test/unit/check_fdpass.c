@@ -360,7 +360,11 @@ static ushmem_status_t fake_allgather(void *ctx, const void *mine, void *all, si
     return fake_barrier(ctx); /* nobody overwrites a slot still being read */
 }
 
-static uint64_t mark(int writer, int target) { return 0xabc0000000000000ULL | (uint64_t)writer << 16 | (uint64_t)target; }
+/* The value `writer` stores into `target`'s heap: unique per pair. */
+static uint64_t mark(int writer, int target)
+{
+    return 0xabc0000000000000ULL | (uint64_t)writer << 16 | (uint64_t)target;
+}
 
 /* One PE: connect, write into every peer, read what everyone wrote. Returns
  * an exit code naming the first check that failed. */
@@ -455,18 +459,22 @@ static void run_pes(int npes, enum ushmemi_fd_method method, bool dumpable)
     run_pes_expect(npes, method, dumpable, 0);
 }
 
+/* PE counts of the loop tests: _i indexes this. */
+static const int pe_counts[] = {2, 4, 8};
+#define NCOUNTS ((int)(sizeof(pe_counts) / sizeof(pe_counts[0])))
+
 START_TEST(ipc_connect_pidfd)
 {
     if (!pidfd_usable())
         return;
-    run_pes(_i, USHMEMI_FD_PIDFD, true);
+    run_pes(pe_counts[_i], USHMEMI_FD_PIDFD, true);
 }
 END_TEST
 
-START_TEST(ipc_connect_socket) { run_pes(_i, USHMEMI_FD_SOCKET, true); }
+START_TEST(ipc_connect_socket) { run_pes(pe_counts[_i], USHMEMI_FD_SOCKET, true); }
 END_TEST
 
-START_TEST(ipc_connect_auto) { run_pes(_i, USHMEMI_FD_AUTO, true); }
+START_TEST(ipc_connect_auto) { run_pes(pe_counts[_i], USHMEMI_FD_AUTO, true); }
 END_TEST
 
 /* pidfd mode must not fall back: where ptrace rights are missing, every PE
@@ -492,13 +500,13 @@ START_TEST(ipc_connect_pidfd_nondumpable)
         close(fd);
     bool refused = st == USHMEM_ERR_PERMISSION || st == USHMEM_ERR_UNSUPPORTED;
     printf("ipc_connect_pidfd_nondumpable: pidfd_getfd %s here\n", refused ? "refused" : "allowed");
-    run_pes_expect(_i, USHMEMI_FD_PIDFD, false, refused ? 12 : 0);
+    run_pes_expect(pe_counts[_i], USHMEMI_FD_PIDFD, false, refused ? 12 : 0);
 }
 END_TEST
 
 /* Without ptrace rights over its peers (run as a user without
  * CAP_SYS_PTRACE) auto mode must fall back to the socket and still connect. */
-START_TEST(ipc_connect_auto_nondumpable) { run_pes(_i, USHMEMI_FD_AUTO, false); }
+START_TEST(ipc_connect_auto_nondumpable) { run_pes(pe_counts[_i], USHMEMI_FD_AUTO, false); }
 END_TEST
 
 START_TEST(ipc_connect_single_pe)
@@ -537,11 +545,11 @@ static Suite *fdpass_suite(void)
     TCase *ipc = tcase_create("ipc_connect");
     tcase_set_timeout(ipc, 30);
     /* 2 and 4 PEs, each mode */
-    tcase_add_loop_test(ipc, ipc_connect_pidfd, 2, 5);
-    tcase_add_loop_test(ipc, ipc_connect_socket, 2, 5);
-    tcase_add_loop_test(ipc, ipc_connect_auto, 2, 5);
-    tcase_add_loop_test(ipc, ipc_connect_auto_nondumpable, 2, 5);
-    tcase_add_loop_test(ipc, ipc_connect_pidfd_nondumpable, 2, 3);
+    tcase_add_loop_test(ipc, ipc_connect_pidfd, 0, NCOUNTS);
+    tcase_add_loop_test(ipc, ipc_connect_socket, 0, NCOUNTS);
+    tcase_add_loop_test(ipc, ipc_connect_auto, 0, NCOUNTS);
+    tcase_add_loop_test(ipc, ipc_connect_auto_nondumpable, 0, NCOUNTS);
+    tcase_add_loop_test(ipc, ipc_connect_pidfd_nondumpable, 0, 2);
     tcase_add_test(ipc, ipc_connect_single_pe);
     tcase_add_test(ipc, route_names);
     suite_add_tcase(s, ipc);

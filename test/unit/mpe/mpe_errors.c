@@ -2,6 +2,7 @@
  * end through the bootstrap with a message naming the call, the PE and the
  * value, never by a signal. Usage: mpe_errors CASE */
 #include <shmem.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,12 @@ int main(int argc, char **argv)
             shmem_putmem(x, private_buf, (size_t)1 << 40, 0);
         else if (strcmp(what, "bad-free") == 0)
             shmem_free(private_buf);
+        else if (strcmp(what, "misaligned-atomic") == 0)
+            shmem_long_atomic_add((long *)((char *)x + 4), 1, 0);
+        else if (strcmp(what, "bad-sigop") == 0)
+            shmem_putmem_signal(x, private_buf, 8, (uint64_t *)(x + 2), 1, 99, 0);
+        else if (strcmp(what, "bad-cmp") == 0)
+            shmem_long_wait_until(x, 42, 0);
         else if (strcmp(what, "global-exit") == 0)
             shmem_global_exit(7);
     }

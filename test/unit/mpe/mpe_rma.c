@@ -264,6 +264,18 @@ static void test_strided(void)
                   "iget stride 1 from PE %d", pe);
     }
     shmem_barrier_all();
+    /* Unit strides on both sides: a contiguous block. */
+    for (int pe = 0; pe < npes; pe++) {
+        long row[3] = {pattern(me, 50, pe), pattern(me, 51, pe), pattern(me, 52, pe)};
+        shmem_iput64(dst + me * M * 3, row, 1, 1, 3, pe);
+    }
+    shmem_barrier_all();
+    for (int s = 0; s < npes; s++)
+        for (int i = 0; i < 3; i++)
+            MPE_CHECK(dst[s * M * 3 + i] == pattern(s, 50 + i, me) &&
+                          dst[s * M * 3 + 3] == pattern(s, 1, me),
+                      "iput64 stride 1 from PE %d [%d]", s, i);
+    shmem_barrier_all();
     shmem_free(dst128);
     shmem_free(dst32);
     shmem_free(dst);
