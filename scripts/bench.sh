@@ -7,5 +7,5 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 build=${BUILD_DIR:-build}
 npes=${NPES:-4}
-"$build/tools/oshrun" -n "$npes" "$build/test/perf/put_bw" "$@"
+"$build/tools/oshrun" -n "$npes" "$build/test/perf/put_bw" --pairs "$@"
 "$build/tools/oshrun" -n "$npes" "$build/test/perf/alltoall_bw" "$@"

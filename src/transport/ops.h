@@ -1,0 +1,81 @@
+/* The transport ops table: how a put, get or atomic reaches one peer's heap.
+ * Addresses on the peer are symmetric offsets from the start of its heap, so
+ * neither the proxy thread nor a transport ever translates or dereferences a
+ * pointer it was not given as local memory. */
+#ifndef USHMEMI_TRANSPORT_OPS_H
+#define USHMEMI_TRANSPORT_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/status.h"
+#include "../device/device.h"
+
+struct ushmemi_oob;
+struct ushmemi_transport; /* transport private */
+
+enum ushmemi_amo_op {
+    USHMEMI_AMO_FETCH,   /* result = *target */
+    USHMEMI_AMO_SET,     /* *target = operand */
+    USHMEMI_AMO_SWAP,    /* result = *target; *target = operand */
+    USHMEMI_AMO_CSWAP,   /* result = *target; if (result == compare) *target = operand */
+    USHMEMI_AMO_ADD,     /* result = *target; *target += operand */
+    USHMEMI_AMO_AND,
+    USHMEMI_AMO_OR,
+    USHMEMI_AMO_XOR,
+};
+
+enum ushmemi_amo_type {
+    USHMEMI_AMO_INT32,
+    USHMEMI_AMO_UINT32,
+    USHMEMI_AMO_INT64,
+    USHMEMI_AMO_UINT64,
+    USHMEMI_AMO_FLOAT,  /* FETCH, SET, SWAP only */
+    USHMEMI_AMO_DOUBLE, /* FETCH, SET, SWAP only */
+};
+
+/* What the transport is given at init. */
+struct ushmemi_transport_params {
+    const struct ushmemi_oob *oob;
+    const struct ushmemi_device_ops *dev_ops;
+    struct ushmemi_device *dev;
+    void *heap;            /* this PE's heap, exposed to peers */
+    size_t heap_size;
+    int heap_is_device;    /* 1 when pointer_query says device memory */
+};
+
+struct ushmemi_transport_ops {
+    size_t size; /* sizeof(struct ushmemi_transport_ops) */
+    const char *name;
+
+    /* Collective over all PEs of the oob. */
+    ushmem_status_t (*init)(const struct ushmemi_transport_params *params,
+                            struct ushmemi_transport **t_p);
+    void (*fini)(struct ushmemi_transport *t);
+    /* 1 when this transport can carry atomics to pe; 0 otherwise, with why_p
+     * set to static text. */
+    int (*can_atomic)(struct ushmemi_transport *t, int pe, const char **why_p);
+
+    /* Blocking: src/dst are local memory (heap or private), the data is at
+     * its destination (put) or in dst (get) on return. */
+    ushmem_status_t (*put)(struct ushmemi_transport *t, int pe, uint64_t offset, const void *src,
+                           size_t len);
+    ushmem_status_t (*get)(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+                           size_t len);
+    /* Non-blocking: complete at quiet; src may be reused once the call returns. */
+    ushmem_status_t (*put_nbi)(struct ushmemi_transport *t, int pe, uint64_t offset,
+                               const void *src, size_t len);
+    ushmem_status_t (*get_nbi)(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+                               size_t len);
+    /* operand/compare/result point to one value of `type`; result may be NULL
+     * for non-fetching ops. Blocking. */
+    ushmem_status_t (*atomic)(struct ushmemi_transport *t, int pe, uint64_t offset,
+                              enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                              const void *operand, const void *compare, void *result);
+    /* Orders earlier puts/atomics to each peer before later ones. */
+    ushmem_status_t (*fence)(struct ushmemi_transport *t);
+    /* Completes every outstanding operation of this PE. */
+    ushmem_status_t (*quiet)(struct ushmemi_transport *t);
+};
+
+#endif
