@@ -28,9 +28,10 @@
       "pidfd (pidfd_getfd only) or socket (SCM_RIGHTS over an abstract Unix socket)") \
     X(bootstrap_timeout, "USHMEM_BOOTSTRAP_TIMEOUT", INT, "60",                       \
       "Seconds a PE waits for its local peers while exchanging heap handles")         \
-    X(check_bounds, "USHMEM_CHECK", BOOL, "1",                                        \
-      "Check PE numbers and symmetric addresses on every call; a bad one ends the job " \
-      "with a message")
+    X(symmetric_data, "USHMEM_SYMMETRIC_DATA", BOOL, "1",                             \
+      "Make global and static variables symmetric (remotely accessible) by sharing the " \
+      "executable's data segment with the local PEs (cpu backend)")
+
 
 enum ushmemi_var_type { USHMEMI_VAR_SIZE, USHMEMI_VAR_BOOL, USHMEMI_VAR_INT, USHMEMI_VAR_STRING };
 

@@ -15,7 +15,7 @@
 
 #include "../common/log.h"
 
-enum region_kind { REGION_HEAP, REGION_HOST, REGION_IMPORT };
+enum region_kind { REGION_HEAP, REGION_HOST, REGION_IMPORT, REGION_STATIC };
 
 struct region {
     char *base;
@@ -165,7 +165,9 @@ static void cpu_close(struct ushmemi_device *dev)
         if (dev->regions[i].kind != REGION_IMPORT)
             ushmemi_debug("cpu backend: region %p (%zu bytes) still allocated at close",
                           (void *)dev->regions[i].base, dev->regions[i].size);
-        munmap(dev->regions[i].base, dev->regions[i].size);
+        /* The program's own data segment is never unmapped. */
+        if (dev->regions[i].kind != REGION_STATIC)
+            munmap(dev->regions[i].base, dev->regions[i].size);
         if (dev->regions[i].fd >= 0)
             close(dev->regions[i].fd);
     }
@@ -277,7 +279,8 @@ static ushmem_status_t cpu_export(struct ushmemi_device *dev, void *ptr, size_t 
     pthread_mutex_lock(&dev->lock);
     for (size_t i = 0; i < dev->nregions; i++) {
         const struct region *r = &dev->regions[i];
-        if (r->kind == REGION_HEAP && r->base == ptr && size <= r->size) {
+        if ((r->kind == REGION_HEAP || r->kind == REGION_STATIC) && r->base == ptr &&
+            size <= r->size) {
             fd = r->fd;
             break;
         }
@@ -409,6 +412,84 @@ static ushmem_status_t cpu_p2p_probe(struct ushmemi_device *dev, const struct us
     return USHMEM_OK;
 }
 
+/* Turns a shared range back into private anonymous memory with the same
+ * contents, so the program keeps its globals after shmem_finalize. */
+static void cpu_unshare_fixed(void *start, size_t len)
+{
+    void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy == MAP_FAILED) {
+        ushmemi_warn("cpu backend: cannot copy the data segment out at finalize (%s); it stays "
+                     "shared", strerror(errno));
+        return;
+    }
+    memcpy(copy, start, len);
+    /* mremap moves the private copy over the shared pages in one step. */
+    if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, start) == MAP_FAILED) {
+        ushmemi_warn("cpu backend: cannot make the data segment private again (%s); it stays "
+                     "shared", strerror(errno));
+        munmap(copy, len);
+    }
+}
+
+/* Moves the range onto a memfd: copy out, then map the memfd over the range
+ * with MAP_FIXED, which replaces the old pages in one step. A write by another
+ * thread between the copy and the map would be lost, which is why this runs
+ * inside shmem_init, before the program's threads touch symmetric data. */
+static ushmem_status_t cpu_share_static(struct ushmemi_device *dev, void *start, size_t len)
+{
+    ushmem_status_t status;
+    int fd = memfd_create("ushmem-data", MFD_CLOEXEC);
+    if (fd < 0) {
+        ushmemi_error("cpu backend: memfd_create for the %zu-byte data segment failed: %s", len,
+                      strerror(errno));
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    if (ftruncate(fd, (off_t)len) != 0) {
+        ushmemi_error("cpu backend: ftruncate of the data segment memfd failed: %s",
+                      strerror(errno));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    void *staging = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (staging == MAP_FAILED) {
+        ushmemi_error("cpu backend: mmap of the data segment memfd failed: %s", strerror(errno));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    memcpy(staging, start, len);
+    void *fixed = mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    munmap(staging, len);
+    if (fixed == MAP_FAILED) {
+        /* MAP_FIXED failing leaves the old mapping in place. */
+        ushmemi_error("cpu backend: mapping the data segment at %p (%zu bytes) failed: %s", start,
+                      len, strerror(errno));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    status = add_region(dev, start, len, REGION_STATIC, fd);
+    if (status != USHMEM_OK) {
+        cpu_unshare_fixed(start, len);
+        goto close_fd;
+    }
+    return USHMEM_OK;
+
+close_fd:
+    close(fd);
+    return status;
+}
+
+static void cpu_unshare_static(struct ushmemi_device *dev, void *start, size_t len)
+{
+    struct region r;
+    if (!take_region(dev, start, REGION_STATIC, &r)) {
+        ushmemi_error("cpu backend: unshare_static of %p (%zu bytes), which is not shared", start,
+                      len);
+        return;
+    }
+    cpu_unshare_fixed(r.base, r.size);
+    close(r.fd);
+}
+
 const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .size = sizeof(struct ushmemi_device_ops),
     .name = "cpu",
@@ -422,6 +503,8 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .export_mem = cpu_export,
     .import_mem = cpu_import,
     .close_import = cpu_close_import,
+    .share_static = cpu_share_static,
+    .unshare_static = cpu_unshare_static,
     .copy = cpu_copy,
     .memset = cpu_memset,
     .sync = cpu_sync,

@@ -84,6 +84,14 @@ struct ushmemi_device_ops {
                                   int fd, void **ptr_p);
     ushmem_status_t (*close_import)(struct ushmemi_device *dev, void *ptr, size_t size);
 
+    /* Makes the existing, page-aligned host range [start, start+len) (the
+     * program's data segment) exportable like a heap allocation, keeping its
+     * contents; unshare_static turns it back into private memory, contents
+     * kept. Backends whose peers cannot reach host memory answer
+     * ERR_UNSUPPORTED. */
+    ushmem_status_t (*share_static)(struct ushmemi_device *dev, void *start, size_t len);
+    void (*unshare_static)(struct ushmemi_device *dev, void *start, size_t len);
+
     /* Copy engine: asynchronous until sync. */
     ushmem_status_t (*copy)(struct ushmemi_device *dev, void *dst, const void *src, size_t len);
     ushmem_status_t (*memset)(struct ushmemi_device *dev, void *dst, int value, size_t len);

@@ -170,6 +170,13 @@ static void do_init(int requested)
         }
     }
 
+    if (ushmemi_settings.symmetric_data) {
+        status = ushmemi_static_share(&oob, &ipc_config);
+        if (status != USHMEM_OK)
+            init_failed("cannot share the data segment (USHMEM_SYMMETRIC_DATA=0 avoids it)",
+                        status);
+    }
+
     status = ushmemi_heap_init(ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE,
                                ushmemi_settings.symmetric_size);
     if (status != USHMEM_OK)
@@ -218,6 +225,7 @@ USHMEMI_API void shmem_finalize(void)
     ushmemi_barrier_world();
     ushmemi_ipc_disconnect(ushmemi_g.dev_ops, ushmemi_g.dev, ushmemi_g.peers, ushmemi_g.n_pes,
                            ushmemi_g.my_pe, ushmemi_g.heap_size);
+    ushmemi_static_unshare();
     /* Nobody may touch our heap once we free it. */
     if (ushmemi_bootstrap_barrier(&ushmemi_g.bs) != USHMEM_OK)
         ushmemi_warn("shmem_finalize: the closing barrier failed; freeing the heap anyway");

@@ -43,6 +43,11 @@ struct ushmemi_state {
     struct ushmemi_reserved *reserved; /* == heap_base */
     struct ushmemi_peer *peers;        /* n_pes entries */
 
+    /* The executable's data segment when shared (globals are symmetric). */
+    char *static_base;
+    size_t static_size;
+    struct ushmemi_peer *static_peers; /* n_pes entries, NULL when not shared */
+
     uint64_t barrier_epoch; /* barriers completed on TEAM_WORLD */
 };
 
@@ -83,6 +88,19 @@ static inline bool ushmemi_in_heap(const void *addr, size_t len)
     return p >= ushmemi_g.heap_base && len <= ushmemi_g.heap_size &&
            (size_t)(p - ushmemi_g.heap_base) <= ushmemi_g.heap_size - len;
 }
+
+/* True when [addr, addr+len) lies in the shared data segment. */
+static inline bool ushmemi_in_static(const void *addr, size_t len)
+{
+    const char *p = (const char *)addr;
+    return p >= ushmemi_g.static_base && len <= ushmemi_g.static_size &&
+           (size_t)(p - ushmemi_g.static_base) <= ushmemi_g.static_size - len;
+}
+
+/* Shares the executable's data segment with the local peers (static_seg.c). */
+ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
+                                     const struct ushmemi_ipc_config *config);
+void ushmemi_static_unshare(void);
 
 /* Polling helper for waits: spins briefly, then yields so that oversubscribed
  * PEs make progress. */

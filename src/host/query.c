@@ -31,18 +31,28 @@ USHMEMI_API int shmem_pe_accessible(int pe)
 USHMEMI_API int shmem_addr_accessible(const void *addr, int pe)
 {
     ushmemi_check_init("shmem_addr_accessible");
-    return shmem_pe_accessible(pe) && ushmemi_in_heap(addr, 1);
+    return shmem_pe_accessible(pe) && (ushmemi_in_heap(addr, 1) || ushmemi_in_static(addr, 1));
 }
 
 USHMEMI_API void *shmem_ptr(const void *dest, int pe)
 {
     ushmemi_check_init("shmem_ptr");
-    if (pe < 0 || pe >= ushmemi_g.n_pes || !ushmemi_in_heap(dest, 1))
+    if (pe < 0 || pe >= ushmemi_g.n_pes)
         return NULL;
-    const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
-    if (peer->base == NULL || !ushmemi_g.heap_host_accessible)
+    const struct ushmemi_peer *peer;
+    const char *local_base;
+    if (ushmemi_in_heap(dest, 1) && ushmemi_g.heap_host_accessible) {
+        peer = &ushmemi_g.peers[pe];
+        local_base = ushmemi_g.heap_base;
+    } else if (ushmemi_in_static(dest, 1)) {
+        peer = &ushmemi_g.static_peers[pe];
+        local_base = ushmemi_g.static_base;
+    } else {
         return NULL;
-    return (char *)peer->base + ((const char *)dest - ushmemi_g.heap_base);
+    }
+    if (peer->base == NULL)
+        return NULL;
+    return (char *)peer->base + ((const char *)dest - local_base);
 }
 
 USHMEMI_API void shmem_info_get_version(int *major, int *minor)

@@ -37,15 +37,32 @@ void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe
     if (__builtin_expect(pe < 0 || pe >= ushmemi_g.n_pes, 0))
         ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
                       ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
-    if (__builtin_expect(!ushmemi_in_heap(addr, len), 0))
-        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not in the symmetric heap [%p, %p)",
+    const struct ushmemi_peer *peer;
+    const char *local_base;
+    if (__builtin_expect(ushmemi_in_heap(addr, len), 1)) {
+        peer = &ushmemi_g.peers[pe];
+        local_base = ushmemi_g.heap_base;
+    } else if (ushmemi_in_static(addr, len)) {
+        peer = &ushmemi_g.static_peers[pe];
+        local_base = ushmemi_g.static_base;
+    } else if (ushmemi_g.static_size) {
+        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is neither in the "
+                      "symmetric heap [%p, %p) nor in the data segment [%p, %p)",
+                      addr, len, pe, (void *)ushmemi_g.heap_base,
+                      (void *)(ushmemi_g.heap_base + ushmemi_g.heap_size),
+                      (void *)ushmemi_g.static_base,
+                      (void *)(ushmemi_g.static_base + ushmemi_g.static_size));
+    } else {
+        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is not in the "
+                      "symmetric heap [%p, %p)",
                       addr, len, pe, (void *)ushmemi_g.heap_base,
                       (void *)(ushmemi_g.heap_base + ushmemi_g.heap_size));
-    char *base = ushmemi_g.peers[pe].base;
+    }
+    char *base = peer->base;
     if (__builtin_expect(base == NULL, 0))
         ushmemi_fatal(call, "PE %d is not reachable from this PE: %s", pe,
-                      ushmemi_g.peers[pe].why ? ushmemi_g.peers[pe].why : "no route");
-    return base + ((const char *)addr - ushmemi_g.heap_base);
+                      peer->why ? peer->why : "no route");
+    return base + ((const char *)addr - local_base);
 }
 
 void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)

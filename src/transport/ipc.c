@@ -96,6 +96,7 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     struct ushmemi_fd_server *server = NULL;
     struct ipc_card mine, *cards;
     const int nranks = oob->size;
+    const char *segment = config->segment ? config->segment : "symmetric heap";
 
     for (int pe = 0; pe < nranks; pe++)
         peers[pe] = (struct ushmemi_peer){.route = USHMEMI_ROUTE_NONE, .why = "not connected"};
@@ -139,9 +140,11 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     /* Every PE sees the same cards, so all of them fail here together. */
     for (int pe = 0; pe < nranks; pe++) {
         if (cards[pe].heap_size != heap_size) {
-            ushmemi_error("ushmemi_ipc_connect: PE %d has a %llu-byte symmetric heap but PE %d has "
-                          "%zu bytes; SHMEM_SYMMETRIC_SIZE must be the same on every PE", pe,
-                          (unsigned long long)cards[pe].heap_size, oob->rank, heap_size);
+            ushmemi_error("ushmemi_ipc_connect: PE %d has a %llu-byte %s but PE %d has %zu bytes; %s",
+                          pe, (unsigned long long)cards[pe].heap_size, segment, oob->rank,
+                          heap_size,
+                          config->segment ? "every PE must run the same executable"
+                                          : "SHMEM_SYMMETRIC_SIZE must be the same on every PE");
             status = USHMEM_ERR_INVALID_PARAM;
             goto stop_server;
         }

@@ -43,6 +43,7 @@ struct ushmemi_peer {
 struct ushmemi_ipc_config {
     enum ushmemi_fd_method fd_method;
     int timeout_s;
+    const char *segment; /* what is mapped, for messages: "symmetric heap" when NULL */
 };
 
 /* The ipc transport: exports this PE's heap, receives every local peer's fd

@@ -66,6 +66,38 @@ START_TEST(import_twice_aliases)
 }
 END_TEST
 
+/* An existing private range becomes exportable in place, keeps its bytes,
+ * aliases its imports, and turns private again with its bytes kept. */
+START_TEST(share_static_in_place)
+{
+    const size_t len = 2 * 4096;
+    char *range = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(range, MAP_FAILED);
+    for (size_t i = 0; i < len; i++)
+        range[i] = (char)(i * 7);
+
+    ck_assert_int_eq(ops->share_static(dev, range, len), USHMEM_OK);
+    for (size_t i = 0; i < len; i++)
+        ck_assert_int_eq(range[i], (char)(i * 7));
+    struct ushmemi_ipc_handle h;
+    ck_assert_int_eq(ops->export_mem(dev, range, len, &h), USHMEM_OK);
+    char *alias;
+    ck_assert_int_eq(ops->import_mem(dev, &h, dup(h.fd), (void **)&alias), USHMEM_OK);
+    ck_assert_ptr_ne(alias, range);
+    alias[100] = 'x';
+    ck_assert_int_eq(range[100], 'x');
+
+    ops->unshare_static(dev, range, len);
+    ck_assert_int_eq(range[100], 'x');
+    ck_assert_int_eq(range[len - 1], (char)((len - 1) * 7));
+    range[100] = 'y'; /* private again: the old import no longer sees it */
+    ck_assert_int_eq(alias[100], 'x');
+    ck_assert_int_eq(ops->export_mem(dev, range, len, &h), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_int_eq(ops->close_import(dev, alias, len), USHMEM_OK);
+    munmap(range, len);
+}
+END_TEST
+
 START_TEST(export_and_import_refuse_bad_input)
 {
     char *heap;
@@ -273,6 +305,7 @@ static Suite *device_cpu_suite(void)
     tcase_add_test(mem, import_twice_aliases);
     tcase_add_test(mem, export_and_import_refuse_bad_input);
     tcase_add_test(mem, copy_and_memset);
+    tcase_add_test(mem, share_static_in_place);
     tcase_add_test(mem, pointer_query_kinds);
     tcase_add_test(mem, identity_is_stable);
     tcase_add_test(mem, p2p_probe_same_and_other_node);
