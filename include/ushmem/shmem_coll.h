@@ -13,32 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Standard RMA types (OpenSHMEM 1.5, Table 5): X(name, type). */
-#define USHMEMI_COLL_RMA_TYPES(X)                                              \
-    X(float, float)                                                           \
-    X(double, double)                                                         \
-    X(longdouble, long double)                                                \
-    X(char, char)                                                             \
-    X(schar, signed char)                                                     \
-    X(short, short)                                                           \
-    X(int, int)                                                               \
-    X(long, long)                                                             \
-    X(longlong, long long)                                                    \
-    X(uchar, unsigned char)                                                   \
-    X(ushort, unsigned short)                                                 \
-    X(uint, unsigned int)                                                     \
-    X(ulong, unsigned long)                                                   \
-    X(ulonglong, unsigned long long)                                          \
-    X(int8, int8_t)                                                           \
-    X(int16, int16_t)                                                         \
-    X(int32, int32_t)                                                         \
-    X(int64, int64_t)                                                         \
-    X(uint8, uint8_t)                                                         \
-    X(uint16, uint16_t)                                                       \
-    X(uint32, uint32_t)                                                       \
-    X(uint64, uint64_t)                                                       \
-    X(size, size_t)                                                           \
-    X(ptrdiff, ptrdiff_t)
+#include "shmem_rma.h"
+
+/* Collectives move the standard RMA types (one table, in shmem_rma.h). */
+#define USHMEMI_COLL_RMA_TYPES(X) USHMEMI_RMA_TYPES(X)
 
 /* Reduction type sets of OpenSHMEM 1.5 (Table 10). */
 #define USHMEMI_COLL_BITWISE_TYPES(X)                                          \
