@@ -6,6 +6,11 @@
  * when one PE fails and exits with the first failure's code. With --launcher it
  * hands the whole job to an existing engine (mpirun, prterun, srun) instead.
  *
+ * Each PE runs in its own process group, so that ending it also ends what it
+ * started; PE 0 keeps stdin unless it is a terminal, the others read
+ * /dev/null. Nothing outlives the job: PMIx's files live in a private
+ * directory under $TMPDIR, removed at exit, and PEs die with the launcher.
+ *
  * Threads: PMIx calls the module below from its progress thread; everything
  * else (children, signals, timers) runs in the main thread, which learns of an
  * abort through a pipe. Signals are blocked before PMIx starts its threads and
@@ -48,6 +53,8 @@ struct options {
     const char *launcher;       /* NULL: the built-in PMIx server */
     const char **engine_args;   /* options passed through to the engine */
     int n_engine_args;
+    const char **exports;       /* -x VAR pairs, for mpirun and prterun */
+    int n_exports;
     char **prog_argv;           /* the program and its arguments */
 };
 
@@ -158,9 +165,10 @@ static void parse_args(int argc, char **argv, struct options *o)
 {
     /* -x values and engine options can at most be all of argv. */
     o->engine_args = calloc((size_t)argc + 1, sizeof(*o->engine_args));
+    o->exports = calloc((size_t)argc + 1, sizeof(*o->exports));
     const char **unknown = calloc((size_t)argc + 1, sizeof(*unknown));
     int n_unknown = 0;
-    if (o->engine_args == NULL || unknown == NULL) {
+    if (o->engine_args == NULL || o->exports == NULL || unknown == NULL) {
         fputs("oshrun: out of memory\n", stderr);
         exit(1);
     }
@@ -202,8 +210,8 @@ static void parse_args(int argc, char **argv, struct options *o)
         } else if (strcmp(a, "-x") == 0) {
             if (val == NULL)
                 die_usage("-x needs a variable name");
-            o->engine_args[o->n_engine_args++] = a;
-            o->engine_args[o->n_engine_args++] = val;
+            o->exports[o->n_exports++] = a;
+            o->exports[o->n_exports++] = val;
             i++;
         } else if (strcmp(a, "--allow-run-as-root") == 0 || strcmp(a, "--oversubscribe") == 0) {
             /* Accepted so that an mpirun command line works unchanged; the
@@ -227,6 +235,16 @@ static void parse_args(int argc, char **argv, struct options *o)
     o->prog_argv = &argv[i];
 }
 
+/* PMIx 4.2's shared-memory data store (gds ds21, its default for local
+ * clients) loses values of some keys put in a second or later fence: a Get of
+ * a peer's 4- or 5-character key then fails with NOT-FOUND, under this server
+ * and under mpirun alike. The hash store hands every PE the whole collected
+ * blob instead. The PEs inherit the setting; one the user made is kept. */
+static void prefer_hash_store(void)
+{
+    setenv("PMIX_MCA_gds", "hash", 0);
+}
+
 /* ---- hand-off to an existing engine ---- */
 
 static _Noreturn void exec_engine(const struct options *o)
@@ -234,7 +252,8 @@ static _Noreturn void exec_engine(const struct options *o)
     int n_prog = 0;
     while (o->prog_argv[n_prog] != NULL)
         n_prog++;
-    const char **av = calloc((size_t)(n_prog + o->n_engine_args + 12), sizeof(*av));
+    const char **av =
+        calloc((size_t)(n_prog + o->n_engine_args + o->n_exports + 12), sizeof(*av));
     char npes[16], timeout[32];
     if (av == NULL) {
         fputs("oshrun: out of memory\n", stderr);
@@ -244,13 +263,15 @@ static _Noreturn void exec_engine(const struct options *o)
     int k = 0;
     av[k++] = o->launcher;
     if (strcmp(o->launcher, "srun") == 0) {
-        /* The PEs reach Slurm's PMIx plugin; srun limits time in minutes. */
+        /* The PEs reach Slurm's PMIx plugin; srun limits time in minutes
+         * and exports the whole environment by default, so -x is dropped. */
         av[k++] = "--mpi=pmix";
         if (o->timeout_s > 0) {
             snprintf(timeout, sizeof(timeout), "--time=%ld", (long)((o->timeout_s + 59) / 60));
             av[k++] = timeout;
         }
     } else {
+        prefer_hash_store();
         if (geteuid() == 0)
             av[k++] = "--allow-run-as-root";
         if (strcmp(o->launcher, "mpirun") == 0)
@@ -263,6 +284,8 @@ static _Noreturn void exec_engine(const struct options *o)
     }
     av[k++] = "-n";
     av[k++] = npes;
+    for (int j = 0; j < o->n_exports && strcmp(o->launcher, "srun") != 0; j++)
+        av[k++] = o->exports[j];
     for (int j = 0; j < o->n_engine_args; j++)
         av[k++] = o->engine_args[j];
     for (int j = 0; j < n_prog; j++)
@@ -348,6 +371,19 @@ static bool record_failure(struct job *job, int code, const char *fmt, ...)
     }
     pthread_mutex_unlock(&job->fail.lock);
     return first;
+}
+
+/* Copies the failure out under the lock; false if there is none yet. */
+static bool failure_get(struct job *job, int *code_p, char *what, size_t len)
+{
+    pthread_mutex_lock(&job->fail.lock);
+    bool set = job->fail.set;
+    if (set) {
+        *code_p = job->fail.code;
+        snprintf(what, len, "%s", job->fail.what);
+    }
+    pthread_mutex_unlock(&job->fail.lock);
+    return set;
 }
 
 /* ---- the PMIx server module (runs in PMIx's progress thread) ---- */
@@ -479,6 +515,7 @@ static int server_start(struct job *job)
         job->tmpdir[0] = '\0';
         return -1;
     }
+    prefer_hash_store();
     pmix_info_t info[3];
     bool no = false;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
@@ -794,9 +831,11 @@ static void report_timeout(struct job *job, double timeout_s)
                    list);
 }
 
-/* Runs until every PE has been reaped. */
-static void supervise(struct job *job, double timeout_s)
+/* Runs until every PE has been reaped; returns the job's exit status. */
+static int supervise(struct job *job, double timeout_s)
 {
+    char what[sizeof(job->fail.what)];
+    int code = 0;
     int64_t job_deadline = timeout_s > 0 ? now_ms() + (int64_t)(timeout_s * 1000) : -1;
     int64_t kill_deadline = -1;
     bool reported = false;
@@ -847,16 +886,16 @@ static void supervise(struct job *job, double timeout_s)
             signal_pes(job, SIGKILL, true);
             kill_deadline = INT64_MAX; /* once; reaping goes on */
         }
-        if (ending && !reported && job->fail.set) {
-            fprintf(stderr, "oshrun: %s%s\n", job->fail.what,
-                    job->running > 0 ? "; ending the job" : "");
+        if (ending && !reported && failure_get(job, &code, what, sizeof(what))) {
+            fprintf(stderr, "oshrun: %s%s\n", what, job->running > 0 ? "; ending the job" : "");
             reported = true;
         }
     }
-    if (!reported && job->fail.set)
-        fprintf(stderr, "oshrun: %s\n", job->fail.what);
-    if (job->fail.set)
+    if (!reported && failure_get(job, &code, what, sizeof(what)))
+        fprintf(stderr, "oshrun: %s\n", what);
+    if (failure_get(job, &code, what, sizeof(what)))
         signal_pes(job, SIGKILL, true); /* whatever the PEs left behind */
+    return failure_get(job, &code, what, sizeof(what)) ? code : 0;
 }
 
 /* ---- main ---- */
@@ -911,8 +950,7 @@ static int run_local(const struct options *o)
         record_failure(job, 1, "could not start every PE");
         signal_pes(job, SIGKILL, true);
     }
-    supervise(job, o->timeout_s);
-    code = job->fail.set ? job->fail.code : 0;
+    code = supervise(job, o->timeout_s);
 finalize_server:
     PMIx_server_finalize();
     remove_tmpdir(job);
@@ -930,5 +968,6 @@ int main(int argc, char **argv)
         exec_engine(&o);
     int code = run_local(&o);
     free(o.engine_args);
+    free(o.exports);
     return code;
 }

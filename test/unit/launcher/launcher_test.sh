@@ -67,18 +67,36 @@ expect_pes_started() {
 }
 
 # start_bg N ARGS...: starts oshrun in the background and waits until all N
-# PEs are ready; sets bg.
+# PEs are ready; sets bg. Job control is on so that the background oshrun does
+# not inherit SIGINT ignored, as a non-interactive shell would arrange.
 start_bg() {
     local n=$1 i
     shift
+    set -m
     "$oshrun" "$@" >"$scratch/out" 2>"$scratch/err" &
     bg=$!
+    set +m
     for i in $(seq 200); do
         [ "$(ls "$scratch" | grep -c '^ready\.')" -eq "$n" ] && return 0
         sleep 0.05
     done
     kill -9 "$bg"
     fail "PEs not ready after 10 s"
+}
+
+# wait_bg: waits up to 10 s for the background oshrun; sets code.
+wait_bg() {
+    local i
+    for i in $(seq 200); do
+        kill -0 "$bg" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$bg" 2>/dev/null; then
+        kill -9 "$bg"
+        fail "oshrun still runs 10 s after the signal"
+    fi
+    wait "$bg"
+    code=$?
 }
 
 case $case_name in
@@ -136,8 +154,7 @@ timeout) # --timeout ends a hung job, naming the PEs still running
 sigterm-forward) # SIGTERM reaches every PE; PEs that exit 0 on it: exit 0
     start_bg 4 -n 4 "$pe" term
     kill -TERM "$bg"
-    wait "$bg"
-    code=$?
+    wait_bg
     expect_code 0
     [ "$(ls "$scratch" | grep -c '^term\.')" -eq 4 ] || fail "not every PE got SIGTERM"
     expect_no_leftovers
@@ -145,8 +162,7 @@ sigterm-forward) # SIGTERM reaches every PE; PEs that exit 0 on it: exit 0
 sigterm) # PEs that die of a forwarded SIGTERM: exit 143
     start_bg 3 -n 3 "$pe" hang
     kill -TERM "$bg"
-    wait "$bg"
-    code=$?
+    wait_bg
     expect_code 143
     expect_err 'signal 15'
     expect_no_leftovers
@@ -154,8 +170,7 @@ sigterm) # PEs that die of a forwarded SIGTERM: exit 143
 sigint) # Ctrl-C: exit 130
     start_bg 2 -n 2 "$pe" hang
     kill -INT "$bg"
-    wait "$bg"
-    code=$?
+    wait_bg
     expect_code 130
     expect_no_leftovers
     ;;
