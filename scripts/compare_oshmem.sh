@@ -103,7 +103,15 @@ osh_flags=(--mca osc '^rdma')   # without it Debian's OSHMEM crashes in shmem_fi
 if [ -n "$use_oshmem" ]; then
     echo "== building the same sources with $osh_cc"
     for b in "${benchmarks[@]}"; do
-        if ! "$osh_cc" -std=c11 -O2 -o "$work/$b" "$root/test/perf/$b.c" \
+        # The same source and switch for each benchmark as test/perf/meson.build.
+        case $b in
+        put_latency|get_latency) src=rma_latency.c ;;
+        put_bw|get_bw) src=rma_bw.c ;;
+        *) src=$b.c ;;
+        esac
+        cflags=(-std=c11 -O2)
+        case $b in get_*) cflags+=(-DBENCH_GET) ;; esac
+        if ! "$osh_cc" "${cflags[@]}" -o "$work/$b" "$root/test/perf/$src" \
                 "$root/test/perf/bench.c" 2>"$work/$b.cc.log"; then
             echo "   $b: OSHMEM build failed:"; sed 's/^/     /' "$work/$b.cc.log"
         fi

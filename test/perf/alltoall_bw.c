@@ -17,7 +17,7 @@ static long element(int from, int to, size_t k, size_t block)
 
 struct loop {
     long *dst;
-    const long *src;
+    long *src;
     size_t nelems;
     long *psync;
     long calls; /* picks the pSync array; runs on across sizes */
@@ -32,6 +32,65 @@ static void alltoalls(void *ctx, long n)
                          &l->psync[(l->calls & 1) * SHMEM_ALLTOALL_SYNC_SIZE]);
 }
 
+static int setup(void *ctx, const struct bench_opts *opts)
+{
+    struct loop *l = ctx;
+    l->src = bench_malloc(opts->max_size);
+    l->dst = bench_malloc(opts->max_size);
+    /* Two pSync arrays used in turn: a call may start while a slower PE is
+     * still inside the previous one on the other array. */
+    l->psync = bench_malloc(2 * SHMEM_ALLTOALL_SYNC_SIZE * sizeof(long));
+    if (l->src == NULL || l->dst == NULL || l->psync == NULL)
+        return 1;
+    for (int i = 0; i < 2 * SHMEM_ALLTOALL_SYNC_SIZE; i++)
+        l->psync[i] = SHMEM_SYNC_VALUE;
+    return 0;
+}
+
+static int measure_size(void *ctx, const struct bench_opts *opts, size_t size, double *values)
+{
+    struct loop *l = ctx;
+    int me = shmem_my_pe();
+    int npes = shmem_n_pes();
+    size_t block = size / (size_t)npes;
+    size_t nelems = block / sizeof(long);
+    long iters = bench_iters(opts, size, 1000, (size_t)256 << 20, 10);
+
+    for (int pe = 0; pe < npes; pe++) {
+        for (size_t k = 0; k < nelems; k++) {
+            l->src[(size_t)pe * nelems + k] = element(me, pe, k, block);
+            l->dst[(size_t)pe * nelems + k] = -1;
+        }
+    }
+    shmem_barrier_all();
+    l->nelems = nelems;
+    double us = bench_time_collective(opts, alltoalls, l, &iters);
+    shmem_barrier_all();
+    values[0] = (double)iters * (double)npes * (double)size / us;
+    values[1] = us / (double)iters;
+    long wrong = 0;
+    for (int pe = 0; pe < npes; pe++)
+        for (size_t k = 0; k < nelems; k++)
+            wrong += l->dst[(size_t)pe * nelems + k] != element(pe, me, k, block);
+    if (wrong != 0) {
+        fprintf(stderr, "alltoall_bw: PE %d has %ld wrong elements with %zu-byte blocks\n",
+                me, wrong, block);
+        return 1;
+    }
+    return 0;
+}
+
+static void teardown(void *ctx)
+{
+    struct loop *l = ctx;
+    if (l->psync != NULL)
+        shmem_free(l->psync);
+    if (l->dst != NULL)
+        shmem_free(l->dst);
+    if (l->src != NULL)
+        shmem_free(l->src);
+}
+
 int main(int argc, char **argv)
 {
     static const struct bench_table table = {
@@ -42,75 +101,15 @@ int main(int argc, char **argv)
         .labels = {"Bandwidth(MB/s)", "Latency(us)"},
         .csv_labels = {"bandwidth_mbs", "latency_us"},
     };
-    struct bench_opts opts;
-    int rc = 0;
-
-    shmem_init();
-    int me = shmem_my_pe();
-    int npes = shmem_n_pes();
-    int parsed = bench_parse(argc, argv, NULL, 8 * (size_t)npes, &opts);
-    if (parsed >= 0) {
-        rc = parsed;
-        goto finalize;
-    }
-
-    long *src = bench_malloc(opts.max_size);
-    long *dst = bench_malloc(opts.max_size);
-    /* Two pSync arrays used in turn: a call may start while a slower PE is
-     * still inside the previous one on the other array. */
-    long *psync = bench_malloc(2 * SHMEM_ALLTOALL_SYNC_SIZE * sizeof(long));
-    if (src == NULL || dst == NULL || psync == NULL) {
-        rc = 1;
-        goto free_buffers;
-    }
-    for (int i = 0; i < 2 * SHMEM_ALLTOALL_SYNC_SIZE; i++)
-        psync[i] = SHMEM_SYNC_VALUE;
-    if (me == 0)
-        bench_print_header(&opts, &table);
-    shmem_barrier_all();
-
-    struct loop l = {dst, src, 0, psync, 0};
-    for (size_t block = 8; block * (size_t)npes <= opts.max_size; block *= 2) {
-        size_t size = block * (size_t)npes;
-        size_t nelems = block / sizeof(long);
-        if (size < opts.min_size)
-            continue;
-        long iters = bench_iters(&opts, size, 1000, (size_t)256 << 20, 10);
-        for (int pe = 0; pe < npes; pe++) {
-            for (size_t k = 0; k < nelems; k++) {
-                src[(size_t)pe * nelems + k] = element(me, pe, k, block);
-                dst[(size_t)pe * nelems + k] = -1;
-            }
-        }
-        shmem_barrier_all();
-        l.nelems = nelems;
-        double us = bench_time_collective(&opts, alltoalls, &l, &iters);
-        shmem_barrier_all();
-        if (me == 0) {
-            double v[2] = {(double)iters * (double)npes * (double)size / us, us / (double)iters};
-            bench_print_size_row(&opts, &table, size, v);
-        }
-        long wrong = 0;
-        for (int pe = 0; pe < npes; pe++)
-            for (size_t k = 0; k < nelems; k++)
-                wrong += dst[(size_t)pe * nelems + k] != element(pe, me, k, block);
-        if (wrong != 0) {
-            fprintf(stderr, "alltoall_bw: PE %d has %ld wrong elements with %zu-byte blocks\n",
-                    me, wrong, block);
-            rc = 1;
-        }
-        if (block > opts.max_size / 2)
-            break;
-    }
-
-free_buffers:
-    if (psync != NULL)
-        shmem_free(psync);
-    if (dst != NULL)
-        shmem_free(dst);
-    if (src != NULL)
-        shmem_free(src);
-finalize:
-    shmem_finalize();
-    return rc;
+    static struct loop loop;
+    static const struct bench_def def = {
+        .table = &table,
+        .min_pes = 1,
+        .block = 8,
+        .ctx = &loop,
+        .setup = setup,
+        .measure_size = measure_size,
+        .teardown = teardown,
+    };
+    return bench_main(argc, argv, &def);
 }

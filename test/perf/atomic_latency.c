@@ -55,50 +55,33 @@ static void run_op(void *ctx, long n)
     l->wrong += wrong;
 }
 
-int main(int argc, char **argv)
+/* [0]: the counter PE 0 works on; [1]: the value PE 0 expects it to hold. */
+static long *words;
+
+static int setup(void *ctx, const struct bench_opts *opts)
 {
-    static const struct bench_table table = {
-        .name = "atomic_latency",
-        .key_label = "Operation",
-        .csv_key = "operation",
-        .ncols = 1,
-        .labels = {"Latency(us)"},
-        .csv_labels = {"latency_us"},
-    };
-    struct bench_opts opts;
-    int rc = 0;
-
-    shmem_init();
-    int me = shmem_my_pe();
-    int parsed = bench_parse(argc, argv, NULL, 1, &opts);
-    if (parsed >= 0) {
-        rc = parsed;
-        goto finalize;
-    }
-    if (shmem_n_pes() < 2) {
-        bench_need_pes(table.name, 2);
-        rc = 77;
-        goto finalize;
-    }
-
-    /* [0]: the counter PE 0 works on; [1]: the value PE 0 expects it to hold. */
-    long *words = bench_malloc(2 * sizeof(long));
-    if (words == NULL) {
-        rc = 1;
-        goto finalize;
-    }
+    (void)ctx;
+    (void)opts;
+    words = bench_malloc(2 * sizeof(long));
+    if (words == NULL)
+        return 1;
     words[0] = 0;
     words[1] = -1;
-    if (me == 0)
-        bench_print_header(&opts, &table);
-    shmem_barrier_all();
+    return 0;
+}
+
+static int measure(void *ctx, const struct bench_opts *opts, const struct bench_table *table)
+{
+    (void)ctx;
+    int me = shmem_my_pe();
+    int rc = 0;
 
     if (me == 0) {
         struct loop l = {.counter = &words[0]};
         for (l.op = 0; l.op < OP_COUNT; l.op++) {
-            long iters = bench_iters(&opts, 8, 10000, (size_t)1 << 30, 20);
-            double lat = bench_time_loop(&opts, run_op, &l, &iters) / (double)iters;
-            bench_print_row(&opts, &table, op_names[l.op], &lat);
+            long iters = bench_iters(opts, 8, 10000, (size_t)1 << 30, 20);
+            double lat = bench_time_loop(opts, run_op, &l, &iters) / (double)iters;
+            bench_print_row(opts, table, op_names[l.op], &lat);
         }
         if (l.wrong != 0) {
             fprintf(stderr, "atomic_latency: %ld fetched values were wrong\n", l.wrong);
@@ -113,9 +96,32 @@ int main(int argc, char **argv)
                 words[1]);
         rc = 1;
     }
-
-    shmem_free(words);
-finalize:
-    shmem_finalize();
     return rc;
+}
+
+static void teardown(void *ctx)
+{
+    (void)ctx;
+    if (words != NULL)
+        shmem_free(words);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct bench_table table = {
+        .name = "atomic_latency",
+        .key_label = "Operation",
+        .csv_key = "operation",
+        .ncols = 1,
+        .labels = {"Latency(us)"},
+        .csv_labels = {"latency_us"},
+    };
+    static const struct bench_def def = {
+        .table = &table,
+        .min_pes = 2,
+        .setup = setup,
+        .measure = measure,
+        .teardown = teardown,
+    };
+    return bench_main(argc, argv, &def);
 }

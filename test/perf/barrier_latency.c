@@ -13,6 +13,19 @@ static void barriers(void *ctx, long n)
         shmem_barrier_all();
 }
 
+static int measure(void *ctx, const struct bench_opts *opts, const struct bench_table *table)
+{
+    (void)ctx;
+    long iters = bench_iters(opts, 0, 10000, 0, 20);
+    double lat = bench_time_collective(opts, barriers, NULL, &iters) / (double)iters;
+    if (shmem_my_pe() == 0) {
+        char key[16];
+        snprintf(key, sizeof(key), "%d", shmem_n_pes());
+        bench_print_row(opts, table, key, &lat);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct bench_table table = {
@@ -23,28 +36,10 @@ int main(int argc, char **argv)
         .labels = {"Latency(us)"},
         .csv_labels = {"latency_us"},
     };
-    struct bench_opts opts;
-    int rc = 0;
-
-    shmem_init();
-    int me = shmem_my_pe();
-    int parsed = bench_parse(argc, argv, NULL, 1, &opts);
-    if (parsed >= 0) {
-        rc = parsed;
-        goto finalize;
-    }
-    if (me == 0)
-        bench_print_header(&opts, &table);
-
-    long iters = bench_iters(&opts, 0, 10000, 0, 20);
-    double lat = bench_time_collective(&opts, barriers, NULL, &iters) / (double)iters;
-    if (me == 0) {
-        char key[16];
-        snprintf(key, sizeof(key), "%d", shmem_n_pes());
-        bench_print_row(&opts, &table, key, &lat);
-    }
-
-finalize:
-    shmem_finalize();
-    return rc;
+    static const struct bench_def def = {
+        .table = &table,
+        .min_pes = 1,
+        .measure = measure,
+    };
+    return bench_main(argc, argv, &def);
 }

@@ -1,5 +1,6 @@
-/* Options, timing and table output shared by the OpenSHMEM benchmarks. Only
- * standard C and OpenSHMEM 1.4 calls, so it builds with any oshcc. */
+/* The program around each benchmark, options, timing and table output
+ * shared by the OpenSHMEM benchmarks. Only standard C and OpenSHMEM 1.4
+ * calls, so it builds with any oshcc. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -325,4 +326,66 @@ void bench_need_pes(const char *name, int min_pes)
 {
     if (shmem_my_pe() == 0)
         fprintf(stderr, "%s: needs at least %d PEs, got %d\n", name, min_pes, shmem_n_pes());
+}
+
+/* The sizes of a sweep: the first size, before skipping those below min. */
+static size_t first_size(const struct bench_def *def, const struct bench_opts *opts)
+{
+    return def->block != 0 ? def->block * (size_t)shmem_n_pes() : opts->min_size;
+}
+
+static int run_sizes(const struct bench_def *def, const struct bench_opts *opts)
+{
+    int rc = 0;
+    for (size_t size = first_size(def, opts); size <= opts->max_size; size *= 2) {
+        double values[BENCH_MAX_COLS] = {0};
+        if (size < opts->min_size)
+            continue;
+        if (def->measure_size(def->ctx, opts, size, values) != 0)
+            rc = 1;
+        if (shmem_my_pe() == 0)
+            bench_print_size_row(opts, def->table, size, values);
+        /* The next doubling would pass max_size, or wrap around. */
+        if (size > opts->max_size / 2)
+            break;
+    }
+    return rc;
+}
+
+int bench_main(int argc, char **argv, const struct bench_def *def)
+{
+    struct bench_opts opts;
+    int rc = 0;
+
+    shmem_init();
+    size_t default_min = def->block != 0 ? def->block * (size_t)shmem_n_pes() : 1;
+    int parsed = bench_parse(argc, argv, NULL, default_min, &opts);
+    if (parsed >= 0) {
+        rc = parsed;
+        goto finalize;
+    }
+    if (shmem_n_pes() < def->min_pes) {
+        bench_need_pes(def->table->name, def->min_pes);
+        rc = 77;
+        goto finalize;
+    }
+    if (def->setup != NULL && def->setup(def->ctx, &opts) != 0) {
+        rc = 1;
+        goto teardown;
+    }
+    if (shmem_my_pe() == 0)
+        bench_print_header(&opts, def->table);
+    /* What setup wrote into symmetric memory is in place on every PE. */
+    shmem_barrier_all();
+    if (def->measure_size != NULL)
+        rc = run_sizes(def, &opts);
+    else
+        rc = def->measure(def->ctx, &opts, def->table);
+
+teardown:
+    if (def->teardown != NULL)
+        def->teardown(def->ctx);
+finalize:
+    shmem_finalize();
+    return rc;
 }

@@ -1,5 +1,6 @@
-/* Shared helpers for the OpenSHMEM benchmarks: command-line options, timing,
- * iteration counts and the OSU-style table (or CSV) they print.
+/* Shared helpers for the OpenSHMEM benchmarks: the program around each one
+ * (bench_main: setup, the per-size loop, the report), command-line options,
+ * timing, iteration counts and the OSU-style table (or CSV) they print.
  *
  * The benchmarks use only <shmem.h> routines that exist in OpenSHMEM 1.4, so
  * the same sources build against ushmem and against any other implementation
@@ -32,6 +33,35 @@ struct bench_table {
     const char *labels[BENCH_MAX_COLS];
     const char *csv_labels[BENCH_MAX_COLS];
 };
+
+/* One benchmark, run by bench_main. Every callback receives ctx; those that
+ * may be NULL say so. */
+struct bench_def {
+    const struct bench_table *table;
+    int min_pes;   /* with fewer PEs the program says so and exits 77 */
+    /* 0: sizes double from --min-size (default 1). Else every size is
+     * block * npes * 2^k (one block for each PE), the default minimum is
+     * block * npes and sizes below --min-size are skipped. */
+    size_t block;
+    void *ctx;
+    /* Collective, after option parsing: allocates what the runs need and
+     * returns 0, else 1; teardown runs either way. May be NULL. */
+    int (*setup)(void *ctx, const struct bench_opts *opts);
+    /* Collective, once per size: runs and checks one size and fills
+     * values[table->ncols] on PE 0, which prints them as the size's row.
+     * Returns 0, or 1 when this PE saw wrong data. */
+    int (*measure_size)(void *ctx, const struct bench_opts *opts, size_t size, double *values);
+    /* Collective, instead of measure_size for a benchmark without sizes:
+     * prints its own rows on PE 0; returns 0, or 1 when this PE saw wrong data. */
+    int (*measure)(void *ctx, const struct bench_opts *opts, const struct bench_table *table);
+    /* Frees what setup allocated (it may have failed half way). May be NULL. */
+    void (*teardown)(void *ctx);
+};
+
+/* The whole program around a bench_def: shmem_init, options, PE count, setup,
+ * header, the runs, teardown, shmem_finalize. Returns the exit code: 0, 1
+ * when data was wrong or memory short, 2 on a bad option, 77 with too few PEs. */
+int bench_main(int argc, char **argv, const struct bench_def *def);
 
 /* Parses the options shared by every benchmark. Returns -1 when the program
  * should go on, else the exit code (0 after --help, 2 on a bad option); only

@@ -1,0 +1,345 @@
+/* The proxy request ring: the memory layout that device code (the producers)
+ * and the host proxy thread (the consumer) share, and the producer side of the
+ * protocol. The ring lives in host-pinned memory; this header is included by
+ * plain C (the cpu backend, where "device code" is host threads) and later by
+ * CUDA and SYCL device code, so everything compiler specific (atomics, fences,
+ * pausing) sits in the helpers of the first section and nowhere else.
+ *
+ * Protocol
+ *   - A producer takes a ticket with one atomic fetch_add on `tail`. Ticket t
+ *     owns slot t % capacity once the consumer has consumed ticket
+ *     t - capacity, that is once t - head < capacity: until then the producer
+ *     waits (back pressure); a slot is never overwritten.
+ *   - It fills every field of the slot and then stores seq = t + 1 with
+ *     release semantics at system scope, so the consumer, which acquires seq,
+ *     sees the whole request. seq is the only word the consumer polls.
+ *   - The consumer takes requests strictly in ticket order, copies each one
+ *     out and advances `head` (freeing the slot) before executing it.
+ *   - `completed` counts requests whose effects are complete: every ticket
+ *     below it is done, including non-blocking puts and gets, which the proxy
+ *     completes with a transport quiet before moving `completed` past them.
+ *     A blocking operation waits for completed > its ticket (and then reads
+ *     its fetched value); quiet waits for completed >= the producer's issued
+ *     count. Neither is a round trip of its own.
+ *   - FENCE is an ordering marker, not a wait: requests are consumed in ticket
+ *     order and blocking ones complete in that order, so the proxy only has
+ *     to order outstanding non-blocking operations (a transport fence) before
+ *     anything after the marker. Because the ring is one queue, a fence from
+ *     one producer orders every earlier request, whoever issued it.
+ *   - `errors` counts requests that failed; the proxy reports each one
+ *     through its abort callback (which normally ends the job) and still
+ *     counts it completed, so a producer never waits forever on it. */
+#ifndef USHMEM_DETAIL_RING_H
+#define USHMEM_DETAIL_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bumped on any change to the layout or the protocol above. */
+#define USHMEM_RING_VERSION 1
+#define USHMEM_RING_CACHELINE 64
+#define USHMEM_RING_REQUEST_SIZE 64
+
+/* ---- Compiler-specific helpers: the only place that knows the toolchain. ----
+ * ushmem_ring_word_t: a 64-bit word accessed atomically.
+ * ushmem_ring_load_acquire / _store_release / _fetch_add: at system scope,
+ *   because the other side is another agent (CPU thread or GPU).
+ * ushmem_ring_pause: a short wait inside a poll loop.
+ * ushmem_ring_yield: give the processor away (a host thread yields, a GPU
+ *   thread sleeps briefly); used once polling has gone on for a while. */
+#if defined(__CUDACC__)
+/* CUDA slot (host and device passes of nvcc). cuda::atomic_ref at
+ * thread_scope_system makes the release store of seq carry the equivalent of
+ * __threadfence_system, ordering the slot's fields, written over PCIe or
+ * NVLink into host-pinned memory, before seq. */
+#include <cuda/atomic>
+typedef unsigned long long ushmem_ring_word_t;
+#define USHMEM_RING_INLINE static inline __host__ __device__
+USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
+{
+    return cuda::atomic_ref<ushmem_ring_word_t, cuda::thread_scope_system>(*p).load(
+        cuda::memory_order_acquire);
+}
+USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
+{
+    cuda::atomic_ref<ushmem_ring_word_t, cuda::thread_scope_system>(*p).store(
+        v, cuda::memory_order_release);
+}
+USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
+{
+    return cuda::atomic_ref<ushmem_ring_word_t, cuda::thread_scope_system>(*p).fetch_add(
+        v, cuda::memory_order_relaxed);
+}
+USHMEM_RING_INLINE void ushmem_ring_pause(void) {}
+USHMEM_RING_INLINE void ushmem_ring_yield(void)
+{
+#if defined(__CUDA_ARCH__)
+    __nanosleep(256);
+#endif
+}
+#define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+
+#elif defined(SYCL_LANGUAGE_VERSION)
+/* SYCL slot: sycl::atomic_ref<uint64_t, sycl::memory_order::acq_rel,
+ * sycl::memory_scope::system, sycl::access::address_space::global_space>
+ * for the three accessors, and a short spin for pause and yield. */
+#error "ushmem ring: the SYCL atomics are not written yet"
+
+#elif defined(__cplusplus)
+/* Host C++ (GCC and Clang): the same word as the C11 branch, reached through
+ * the __atomic builtins because C++ before C++23 has no _Atomic. */
+#include <sched.h>
+typedef uint64_t ushmem_ring_word_t;
+#define USHMEM_RING_INLINE static inline
+USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+#define USHMEM_RING_HOST_PAUSE 1
+#define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+
+#else
+/* C11: the cpu backend, where producers are host threads. */
+#include <sched.h>
+#include <stdatomic.h>
+typedef _Atomic uint64_t ushmem_ring_word_t;
+#define USHMEM_RING_INLINE static inline
+USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
+{
+    return atomic_load_explicit(p, memory_order_acquire);
+}
+USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, v, memory_order_release);
+}
+USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
+{
+    /* Relaxed: the ticket only names a slot; ordering comes from head and seq. */
+    return atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+}
+#define USHMEM_RING_HOST_PAUSE 1
+#define USHMEM_RING_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+#if defined(USHMEM_RING_HOST_PAUSE)
+USHMEM_RING_INLINE void ushmem_ring_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+USHMEM_RING_INLINE void ushmem_ring_yield(void)
+{
+    /* Producers may outnumber cores (PEs are oversubscribed in tests); a
+     * spinning producer must not starve the proxy thread it waits for. */
+    sched_yield();
+}
+#endif
+/* ---- End of the compiler-specific helpers. ---- */
+
+enum ushmem_ring_op {
+    USHMEM_RING_OP_NONE = 0, /* never valid: a zeroed slot is not a request */
+    USHMEM_RING_OP_PUT,      /* blocking: done when completed > ticket */
+    USHMEM_RING_OP_GET,
+    USHMEM_RING_OP_PUT_NBI,  /* done at quiet; local must stay valid until then */
+    USHMEM_RING_OP_GET_NBI,
+    USHMEM_RING_OP_AMO,      /* amo_op, amo_type; fetching ops write *result */
+    USHMEM_RING_OP_FENCE,    /* ordering marker, see the protocol above */
+    USHMEM_RING_OP_COUNT,
+};
+
+/* The ring's own numbering, so that device code needs no internal header;
+ * the proxy translates to the transport's enums. */
+enum ushmem_ring_amo_op {
+    USHMEM_RING_AMO_FETCH,
+    USHMEM_RING_AMO_SET,
+    USHMEM_RING_AMO_SWAP,
+    USHMEM_RING_AMO_CSWAP,
+    USHMEM_RING_AMO_ADD,
+    USHMEM_RING_AMO_AND,
+    USHMEM_RING_AMO_OR,
+    USHMEM_RING_AMO_XOR,
+    USHMEM_RING_AMO_OP_COUNT,
+};
+
+enum ushmem_ring_amo_type {
+    USHMEM_RING_AMO_INT32,
+    USHMEM_RING_AMO_UINT32,
+    USHMEM_RING_AMO_INT64,
+    USHMEM_RING_AMO_UINT64,
+    USHMEM_RING_AMO_FLOAT,
+    USHMEM_RING_AMO_DOUBLE,
+    USHMEM_RING_AMO_TYPE_COUNT,
+};
+
+/* One request, exactly one cache line. Addresses are the producer's, as
+ * integers, so that the layout is the same for every compiler and pointer
+ * width. AMO operands are bit patterns: a 4-byte type in the low 32 bits. */
+struct ushmem_ring_request {
+    uint8_t op;       /* enum ushmem_ring_op */
+    uint8_t amo_op;   /* enum ushmem_ring_amo_op (AMO only) */
+    uint8_t amo_type; /* enum ushmem_ring_amo_type (AMO only) */
+    uint8_t flags;    /* 0; reserved */
+    int32_t pe;       /* target PE */
+    uint64_t offset;  /* remote address: offset from the start of the peer's heap */
+    uint64_t local;   /* local address: source of a put, destination of a get */
+    uint64_t value;   /* bytes for put and get; operand bits for AMO */
+    uint64_t compare; /* compare bits for CSWAP */
+    uint64_t result;  /* where a fetching AMO's old value goes; 0 for none */
+    uint64_t reserved; /* 0; room for put-with-signal's signal offset */
+    ushmem_ring_word_t seq; /* ticket + 1, stored last with release */
+};
+
+/* The ring header, followed in the same allocation by `capacity` requests.
+ * Words written by different agents sit on separate cache lines so that the
+ * producers' ticket traffic does not slow the consumer's stores. */
+struct ushmem_ring_header {
+    /* Line 0: written once at creation, read-only afterwards. */
+    uint32_t version;  /* USHMEM_RING_VERSION */
+    uint32_t capacity; /* slots, a power of two */
+    uint64_t slots_offset; /* bytes from the header to slot 0 */
+    uint8_t pad0[USHMEM_RING_CACHELINE - 16];
+    /* Line 1: producers' ticket counter. */
+    ushmem_ring_word_t tail;
+    uint8_t pad1[USHMEM_RING_CACHELINE - sizeof(ushmem_ring_word_t)];
+    /* Line 2: consumer: tickets below head have been taken; their slots are free. */
+    ushmem_ring_word_t head;
+    uint8_t pad2[USHMEM_RING_CACHELINE - sizeof(ushmem_ring_word_t)];
+    /* Line 3: consumer: tickets below completed are done. */
+    ushmem_ring_word_t completed;
+    uint8_t pad3[USHMEM_RING_CACHELINE - sizeof(ushmem_ring_word_t)];
+    /* Line 4: consumer: requests that failed (and were reported). */
+    ushmem_ring_word_t errors;
+    uint8_t pad4[USHMEM_RING_CACHELINE - sizeof(ushmem_ring_word_t)];
+};
+
+USHMEM_RING_STATIC_ASSERT(sizeof(ushmem_ring_word_t) == 8, "ring words are 64-bit");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_ring_request) == USHMEM_RING_REQUEST_SIZE,
+                          "a ring request is exactly 64 bytes");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_request, offset) == 8, "request layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_request, result) == 40, "request layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_request, seq) == 56,
+                          "seq is the request's last word");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_header, tail) == 1 * USHMEM_RING_CACHELINE,
+                          "tail on its own cache line");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_header, head) == 2 * USHMEM_RING_CACHELINE,
+                          "head on its own cache line");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_header, completed) ==
+                              3 * USHMEM_RING_CACHELINE,
+                          "completed on its own cache line");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_header, errors) == 4 * USHMEM_RING_CACHELINE,
+                          "errors on its own cache line");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_ring_header) == 5 * USHMEM_RING_CACHELINE,
+                          "slots start on a cache line");
+
+/* Bytes of a ring with `capacity` slots, header included. */
+#define USHMEM_RING_BYTES(capacity)                                           \
+    (sizeof(struct ushmem_ring_header) +                                      \
+     (size_t)(capacity) * sizeof(struct ushmem_ring_request))
+
+/* What a producer remembers between requests: one past its last ticket. */
+struct ushmem_ring_producer {
+    uint64_t issued;
+};
+
+USHMEM_RING_INLINE struct ushmem_ring_request *ushmem_ring_slot(struct ushmem_ring_header *r,
+                                                               uint64_t ticket)
+{
+    struct ushmem_ring_request *slots =
+        (struct ushmem_ring_request *)((char *)r + r->slots_offset);
+    return &slots[ticket & (uint64_t)(r->capacity - 1)];
+}
+
+/* Waits with a short spin first, then by giving the processor away. */
+USHMEM_RING_INLINE void ushmem_ring_backoff(unsigned *spins)
+{
+    if (*spins < 64) {
+        ++*spins;
+        ushmem_ring_pause();
+    } else {
+        ushmem_ring_yield();
+    }
+}
+
+/* Takes a ticket and waits until its slot is free. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r)
+{
+    uint64_t ticket = ushmem_ring_fetch_add(&r->tail, 1);
+    unsigned spins = 0;
+
+    while (ticket - ushmem_ring_load_acquire(&r->head) >= r->capacity)
+        ushmem_ring_backoff(&spins);
+    return ticket;
+}
+
+/* Fills the reserved slot from req (its seq is ignored) and publishes it:
+ * every field first, seq last with release. */
+USHMEM_RING_INLINE void ushmem_ring_publish(struct ushmem_ring_header *r, uint64_t ticket,
+                                            const struct ushmem_ring_request *req)
+{
+    struct ushmem_ring_request *slot = ushmem_ring_slot(r, ticket);
+
+    slot->op = req->op;
+    slot->amo_op = req->amo_op;
+    slot->amo_type = req->amo_type;
+    slot->flags = req->flags;
+    slot->pe = req->pe;
+    slot->offset = req->offset;
+    slot->local = req->local;
+    slot->value = req->value;
+    slot->compare = req->compare;
+    slot->result = req->result;
+    slot->reserved = req->reserved;
+    ushmem_ring_store_release(&slot->seq, ticket + 1);
+}
+
+/* reserve + publish; remembers the ticket in the producer for quiet. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_submit(struct ushmem_ring_header *r,
+                                               struct ushmem_ring_producer *p,
+                                               const struct ushmem_ring_request *req)
+{
+    uint64_t ticket = ushmem_ring_reserve(r);
+
+    ushmem_ring_publish(r, ticket, req);
+    if (ticket + 1 > p->issued)
+        p->issued = ticket + 1;
+    return ticket;
+}
+
+/* 1 when the request with this ticket is done. */
+USHMEM_RING_INLINE int ushmem_ring_is_done(struct ushmem_ring_header *r, uint64_t ticket)
+{
+    return ushmem_ring_load_acquire(&r->completed) > ticket;
+}
+
+/* Waits until the request with this ticket is done; its fetched value, if
+ * any, is visible on return. */
+USHMEM_RING_INLINE void ushmem_ring_wait(struct ushmem_ring_header *r, uint64_t ticket)
+{
+    unsigned spins = 0;
+
+    while (!ushmem_ring_is_done(r, ticket))
+        ushmem_ring_backoff(&spins);
+}
+
+/* Waits until every request this producer submitted is done. */
+USHMEM_RING_INLINE void ushmem_ring_quiet(struct ushmem_ring_header *r,
+                                          const struct ushmem_ring_producer *p)
+{
+    unsigned spins = 0;
+
+    while (ushmem_ring_load_acquire(&r->completed) < p->issued)
+        ushmem_ring_backoff(&spins);
+}
+
+#endif

@@ -1,0 +1,505 @@
+/* The proxy thread: takes requests from the ring strictly in ticket order,
+ * checks the local memory each one names with the device backend's
+ * pointer_query, executes it through the target PE's transport, and publishes
+ * completions as one counter. Non-blocking requests are completed in batches
+ * by a transport quiet before the counter moves past them. When the ring is
+ * empty the thread spins briefly, then yields, then sleeps with exponential
+ * backoff, so an idle proxy costs almost no CPU. */
+#include "proxy.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/log.h"
+
+#define PROXY_DEFAULT_CAPACITY 1024
+/* Requests executed between two publications of the completed counter when
+ * the ring never empties, which bounds how long quiet can wait. */
+#define PROXY_BATCH 64
+/* Idle backoff: polls with a pause, then polls with a yield, then sleeps that
+ * double from the minimum to the maximum. */
+#define IDLE_SPINS 256
+#define IDLE_YIELDS 64
+#define IDLE_SLEEP_MIN_NS 1000L
+#define IDLE_SLEEP_MAX_NS 1000000L
+
+struct transport_ref {
+    const struct ushmemi_transport_ops *ops;
+    struct ushmemi_transport *t;
+    bool nbi_pending; /* a non-blocking request went out since its last quiet */
+};
+
+struct ushmemi_proxy {
+    struct ushmemi_ring *ring;
+    const struct ushmemi_device_ops *dev_ops;
+    struct ushmemi_device *dev;
+    int my_pe;
+    int npes;
+    int *pe_transport; /* npes entries: index into transports, -1 for no route */
+    struct transport_ref *transports;
+    int ntransports;
+    bool nbi_pending;   /* any transport's nbi_pending */
+    uint64_t published; /* the completed counter as last published */
+    ushmemi_proxy_abort_fn abort_cb;
+    void *abort_ctx;
+    pthread_t thread;
+    atomic_bool stop;
+};
+
+union amo_value {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f;
+    double d;
+};
+
+static const enum ushmemi_amo_op amo_ops[USHMEM_RING_AMO_OP_COUNT] = {
+    [USHMEM_RING_AMO_FETCH] = USHMEMI_AMO_FETCH, [USHMEM_RING_AMO_SET] = USHMEMI_AMO_SET,
+    [USHMEM_RING_AMO_SWAP] = USHMEMI_AMO_SWAP,   [USHMEM_RING_AMO_CSWAP] = USHMEMI_AMO_CSWAP,
+    [USHMEM_RING_AMO_ADD] = USHMEMI_AMO_ADD,     [USHMEM_RING_AMO_AND] = USHMEMI_AMO_AND,
+    [USHMEM_RING_AMO_OR] = USHMEMI_AMO_OR,       [USHMEM_RING_AMO_XOR] = USHMEMI_AMO_XOR,
+};
+
+static const enum ushmemi_amo_type amo_types[USHMEM_RING_AMO_TYPE_COUNT] = {
+    [USHMEM_RING_AMO_INT32] = USHMEMI_AMO_INT32, [USHMEM_RING_AMO_UINT32] = USHMEMI_AMO_UINT32,
+    [USHMEM_RING_AMO_INT64] = USHMEMI_AMO_INT64, [USHMEM_RING_AMO_UINT64] = USHMEMI_AMO_UINT64,
+    [USHMEM_RING_AMO_FLOAT] = USHMEMI_AMO_FLOAT, [USHMEM_RING_AMO_DOUBLE] = USHMEMI_AMO_DOUBLE,
+};
+
+static const char *const amo_op_names[USHMEM_RING_AMO_OP_COUNT] = {
+    "fetch", "set", "swap", "compare_swap", "fetch_add", "fetch_and", "fetch_or", "fetch_xor",
+};
+
+static const char *const amo_type_names[USHMEM_RING_AMO_TYPE_COUNT] = {
+    "int32", "uint32", "int64", "uint64", "float", "double",
+};
+
+static const char *op_name(const struct ushmem_ring_request *req, char *buf, size_t len)
+{
+    static const char *const names[USHMEM_RING_OP_COUNT] = {
+        "none", "put", "get", "put_nbi", "get_nbi", "atomic", "fence",
+    };
+
+    if (req->op >= USHMEM_RING_OP_COUNT) {
+        snprintf(buf, len, "op %u", req->op);
+    } else if (req->op == USHMEM_RING_OP_AMO && req->amo_op < USHMEM_RING_AMO_OP_COUNT &&
+               req->amo_type < USHMEM_RING_AMO_TYPE_COUNT) {
+        snprintf(buf, len, "atomic %s (%s)", amo_op_names[req->amo_op],
+                 amo_type_names[req->amo_type]);
+    } else {
+        snprintf(buf, len, "%s", names[req->op]);
+    }
+    return buf;
+}
+
+/* Reports a failed or refused request: logged here, where it is detected,
+ * then handed to the abort callback, which normally ends the job. */
+__attribute__((format(printf, 4, 5))) static void fail(struct ushmemi_proxy *p, ushmem_status_t status,
+                                                       uint64_t ticket, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+    int n;
+
+    n = snprintf(msg, sizeof(msg), "proxy on PE %d, request %" PRIu64 ": ", p->my_pe, ticket);
+    va_start(ap, fmt);
+    vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+    va_end(ap);
+    ushmemi_error("%s", msg);
+    ushmemi_ring_count_error(p->ring);
+    p->abort_cb(p->abort_ctx, status, msg);
+}
+
+/* The proxy may hand `addr` to a transport (which reads or writes it on the
+ * CPU) only when the device backend says the CPU can touch it. */
+static bool local_ok(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                     uint64_t ticket, const char *what, uint64_t addr)
+{
+    struct ushmemi_ptr_attr attr;
+    ushmem_status_t status;
+    char name[48];
+
+    if (addr == 0) {
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "%s to PE %d refused: %s address is NULL (remote offset 0x%" PRIx64 ")",
+             op_name(req, name, sizeof(name)), req->pe, what, req->offset);
+        return false;
+    }
+    status = p->dev_ops->pointer_query(p->dev, (const void *)(uintptr_t)addr, &attr);
+    if (status != USHMEM_OK) {
+        fail(p, status, ticket,
+             "%s to PE %d refused: %s pointer_query of %s address 0x%" PRIx64 " failed: %s",
+             op_name(req, name, sizeof(name)), req->pe, p->dev_ops->name, what, addr,
+             ushmemi_status_string(status));
+        return false;
+    }
+    if (!attr.host_accessible) {
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "%s to PE %d refused: %s address 0x%" PRIx64 " is device memory (device %d) "
+             "that the proxy thread cannot access (remote offset 0x%" PRIx64 ")",
+             op_name(req, name, sizeof(name)), req->pe, what, addr, attr.device_ordinal,
+             req->offset);
+        return false;
+    }
+    return true;
+}
+
+static size_t amo_size(uint8_t type)
+{
+    switch (type) {
+    case USHMEM_RING_AMO_INT32:
+    case USHMEM_RING_AMO_UINT32:
+    case USHMEM_RING_AMO_FLOAT:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+/* A 4-byte operand travels in the low 32 bits of its 64-bit field. */
+static void amo_decode(uint64_t bits, size_t size, union amo_value *v_p)
+{
+    memset(v_p, 0, sizeof(*v_p));
+    if (size == 4) {
+        uint32_t low = (uint32_t)bits;
+        memcpy(v_p, &low, sizeof(low));
+    } else {
+        memcpy(v_p, &bits, sizeof(bits));
+    }
+}
+
+static ushmem_status_t run_amo(struct ushmemi_proxy *p, const struct transport_ref *tr,
+                               const struct ushmem_ring_request *req, uint64_t ticket)
+{
+    union amo_value operand, compare;
+    size_t size;
+    void *result = NULL;
+    char name[48];
+
+    if (req->amo_op >= USHMEM_RING_AMO_OP_COUNT || req->amo_type >= USHMEM_RING_AMO_TYPE_COUNT) {
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "atomic to PE %d refused: unknown atomic op %u or type %u (remote offset 0x%" PRIx64
+             ")", req->pe, req->amo_op, req->amo_type, req->offset);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (req->result != 0) {
+        if (!local_ok(p, req, ticket, "result", req->result))
+            return USHMEM_ERR_INVALID_PARAM;
+        result = (void *)(uintptr_t)req->result;
+    }
+    size = amo_size(req->amo_type);
+    amo_decode(req->value, size, &operand);
+    amo_decode(req->compare, size, &compare);
+    ushmem_status_t status = tr->ops->atomic(tr->t, req->pe, req->offset, amo_ops[req->amo_op],
+                                             amo_types[req->amo_type], &operand, &compare, result);
+    if (status != USHMEM_OK)
+        fail(p, status, ticket,
+             "%s to PE %d failed: remote offset 0x%" PRIx64 ", result address 0x%" PRIx64 ": %s",
+             op_name(req, name, sizeof(name)), req->pe, req->offset, req->result,
+             ushmemi_status_string(status));
+    return status;
+}
+
+static void fence_pending(struct ushmemi_proxy *p, uint64_t ticket)
+{
+    for (int i = 0; i < p->ntransports; i++) {
+        struct transport_ref *tr = &p->transports[i];
+        if (!tr->nbi_pending)
+            continue;
+        ushmem_status_t status = tr->ops->fence(tr->t);
+        if (status != USHMEM_OK)
+            fail(p, status, ticket, "fence on transport %s failed: %s", tr->ops->name,
+                 ushmemi_status_string(status));
+    }
+}
+
+static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *req, uint64_t ticket)
+{
+    const struct transport_ref *tr;
+    ushmem_status_t status;
+    void *local = (void *)(uintptr_t)req->local;
+    char name[48];
+    bool nbi = false;
+
+    if (req->op == USHMEM_RING_OP_FENCE) {
+        fence_pending(p, ticket);
+        return;
+    }
+    if (req->op == USHMEM_RING_OP_NONE || req->op >= USHMEM_RING_OP_COUNT) {
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "unknown request op %u to PE %d (remote offset 0x%" PRIx64 ", local address 0x%" PRIx64
+             ")", req->op, req->pe, req->offset, req->local);
+        return;
+    }
+    if (req->pe < 0 || req->pe >= p->npes || p->pe_transport[req->pe] < 0) {
+        fail(p, USHMEM_ERR_NO_ROUTE, ticket,
+             "%s to PE %d refused: no proxy route to that PE (of %d; remote offset 0x%" PRIx64
+             ", local address 0x%" PRIx64 ")",
+             op_name(req, name, sizeof(name)), req->pe, p->npes, req->offset, req->local);
+        return;
+    }
+    tr = &p->transports[p->pe_transport[req->pe]];
+
+    switch (req->op) {
+    case USHMEM_RING_OP_PUT:
+    case USHMEM_RING_OP_PUT_NBI:
+        if (!local_ok(p, req, ticket, "source", req->local))
+            return;
+        nbi = req->op == USHMEM_RING_OP_PUT_NBI;
+        status = nbi ? tr->ops->put_nbi(tr->t, req->pe, req->offset, local, req->value)
+                     : tr->ops->put(tr->t, req->pe, req->offset, local, req->value);
+        break;
+    case USHMEM_RING_OP_GET:
+    case USHMEM_RING_OP_GET_NBI:
+        if (!local_ok(p, req, ticket, "destination", req->local))
+            return;
+        nbi = req->op == USHMEM_RING_OP_GET_NBI;
+        status = nbi ? tr->ops->get_nbi(tr->t, req->pe, local, req->offset, req->value)
+                     : tr->ops->get(tr->t, req->pe, local, req->offset, req->value);
+        break;
+    default: /* USHMEM_RING_OP_AMO; run_amo reports its own failures */
+        run_amo(p, tr, req, ticket);
+        return;
+    }
+    if (status != USHMEM_OK) {
+        fail(p, status, ticket,
+             "%s to PE %d failed: remote offset 0x%" PRIx64 ", local address 0x%" PRIx64
+             ", %" PRIu64 " bytes: %s",
+             op_name(req, name, sizeof(name)), req->pe, req->offset, req->local, req->value,
+             ushmemi_status_string(status));
+        return;
+    }
+    if (nbi) {
+        p->transports[p->pe_transport[req->pe]].nbi_pending = true;
+        p->nbi_pending = true;
+    }
+}
+
+/* Moves the completed counter up to every request taken so far, completing
+ * outstanding non-blocking ones first. */
+static void publish(struct ushmemi_proxy *p)
+{
+    uint64_t upto = ushmemi_ring_taken(p->ring);
+
+    if (upto == p->published)
+        return;
+    if (p->nbi_pending) {
+        for (int i = 0; i < p->ntransports; i++) {
+            struct transport_ref *tr = &p->transports[i];
+            if (!tr->nbi_pending)
+                continue;
+            ushmem_status_t status = tr->ops->quiet(tr->t);
+            if (status != USHMEM_OK)
+                fail(p, status, upto - 1,
+                     "quiet on transport %s failed, completing non-blocking requests up to "
+                     "request %" PRIu64 ": %s",
+                     tr->ops->name, upto - 1, ushmemi_status_string(status));
+            tr->nbi_pending = false;
+        }
+        p->nbi_pending = false;
+    }
+    ushmemi_ring_complete(p->ring, upto);
+    p->published = upto;
+}
+
+/* Executes up to PROXY_BATCH requests; returns how many. */
+static unsigned process(struct ushmemi_proxy *p)
+{
+    struct ushmem_ring_request req;
+    uint64_t ticket;
+    unsigned n = 0;
+
+    while (n < PROXY_BATCH && ushmemi_ring_take(p->ring, &req, &ticket)) {
+        execute(p, &req, ticket);
+        n++;
+        /* A blocking request's producer is waiting: tell it now. */
+        if (req.op != USHMEM_RING_OP_PUT_NBI && req.op != USHMEM_RING_OP_GET_NBI &&
+            req.op != USHMEM_RING_OP_FENCE)
+            publish(p);
+    }
+    return n;
+}
+
+static void *proxy_main(void *arg)
+{
+    struct ushmemi_proxy *p = arg;
+    unsigned idle = 0;
+    long sleep_ns = IDLE_SLEEP_MIN_NS;
+
+    for (;;) {
+        unsigned n = process(p);
+
+        /* The ring is empty or a batch is done: complete what was taken. */
+        publish(p);
+        if (n > 0) {
+            idle = 0;
+            sleep_ns = IDLE_SLEEP_MIN_NS;
+            continue;
+        }
+        /* Stop is read before drained: every ticket taken before stop was
+         * called is then visible in tail and gets executed. */
+        if (atomic_load_explicit(&p->stop, memory_order_acquire) && ushmemi_ring_drained(p->ring))
+            break;
+        if (idle < IDLE_SPINS) {
+            ushmem_ring_pause();
+            idle++;
+        } else if (idle < IDLE_SPINS + IDLE_YIELDS) {
+            ushmem_ring_yield();
+            idle++;
+        } else {
+            struct timespec ts = {0, sleep_ns};
+            nanosleep(&ts, NULL);
+            if (sleep_ns < IDLE_SLEEP_MAX_NS)
+                sleep_ns = sleep_ns * 2 > IDLE_SLEEP_MAX_NS ? IDLE_SLEEP_MAX_NS : sleep_ns * 2;
+        }
+    }
+    publish(p);
+    return NULL;
+}
+
+/* One entry per distinct transport instance, so that quiet and fence reach
+ * each transport once however many PEs share it. */
+static ushmem_status_t map_transports(struct ushmemi_proxy *p, const struct ushmemi_proxy_peer *peers)
+{
+    for (int pe = 0; pe < p->npes; pe++) {
+        const struct ushmemi_proxy_peer *peer = &peers[pe];
+        int idx = -1;
+
+        p->pe_transport[pe] = -1;
+        if (peer->ops == NULL)
+            continue;
+        if (peer->ops->size < sizeof(struct ushmemi_transport_ops)) {
+            ushmemi_error("ushmemi_proxy_start: transport '%s' for PE %d has an ops table of %zu "
+                          "bytes, expected %zu",
+                          peer->ops->name, pe, peer->ops->size, sizeof(struct ushmemi_transport_ops));
+            return USHMEM_ERR_INVALID_PARAM;
+        }
+        for (int i = 0; i < p->ntransports; i++) {
+            if (p->transports[i].ops == peer->ops && p->transports[i].t == peer->transport) {
+                idx = i;
+                break;
+            }
+        }
+        if (idx < 0) {
+            idx = p->ntransports++;
+            p->transports[idx] = (struct transport_ref){peer->ops, peer->transport, false};
+        }
+        p->pe_transport[pe] = idx;
+    }
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
+                                    struct ushmemi_proxy **p_p)
+{
+    ushmem_status_t status;
+    struct ushmemi_proxy *p;
+    sigset_t all, old;
+    int rc;
+
+    if (params->dev_ops == NULL || params->abort_cb == NULL || params->npes < 1 ||
+        params->peers == NULL) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: missing device ops, abort callback or peer "
+                      "table (npes %d)",
+                      params->my_pe, params->npes);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate the proxy", params->my_pe);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    p->dev_ops = params->dev_ops;
+    p->dev = params->dev;
+    p->my_pe = params->my_pe;
+    p->npes = params->npes;
+    p->abort_cb = params->abort_cb;
+    p->abort_ctx = params->abort_ctx;
+    atomic_init(&p->stop, false);
+
+    p->pe_transport = calloc((size_t)p->npes, sizeof(*p->pe_transport));
+    p->transports = calloc((size_t)p->npes, sizeof(*p->transports));
+    if (p->pe_transport == NULL || p->transports == NULL) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate the table of %d peers",
+                      p->my_pe, p->npes);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto free_tables;
+    }
+    status = map_transports(p, params->peers);
+    if (status != USHMEM_OK)
+        goto free_tables;
+
+    status = ushmemi_ring_create(p->dev_ops, p->dev,
+                                 params->capacity ? params->capacity : PROXY_DEFAULT_CAPACITY,
+                                 &p->ring);
+    if (status != USHMEM_OK)
+        goto free_tables;
+
+    /* Asynchronous signals belong to the application's threads, not to the
+     * proxy: it starts with all of them blocked. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&p->thread, NULL, proxy_main, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: pthread_create failed: %s", p->my_pe,
+                      strerror(rc));
+        status = USHMEM_ERR_NO_MEMORY;
+        goto destroy_ring;
+    }
+    pthread_setname_np(p->thread, "ushmem-proxy");
+    *p_p = p;
+    return USHMEM_OK;
+
+destroy_ring:
+    ushmemi_ring_destroy(p->ring);
+free_tables:
+    free(p->transports);
+    free(p->pe_transport);
+    free(p);
+    return status;
+}
+
+struct ushmem_ring_header *ushmemi_proxy_ring(struct ushmemi_proxy *p)
+{
+    return ushmemi_ring_header(p->ring);
+}
+
+void ushmemi_proxy_stop(struct ushmemi_proxy *p)
+{
+    if (p == NULL)
+        return;
+    atomic_store_explicit(&p->stop, true, memory_order_release);
+    pthread_join(p->thread, NULL);
+    ushmemi_ring_destroy(p->ring);
+    free(p->transports);
+    free(p->pe_transport);
+    free(p);
+}
+
+ushmem_status_t ushmemi_proxy_cpu_time(struct ushmemi_proxy *p, uint64_t *ns_p)
+{
+    clockid_t clock;
+    struct timespec ts;
+    int rc = pthread_getcpuclockid(p->thread, &clock);
+
+    if (rc != 0) {
+        ushmemi_error("ushmemi_proxy_cpu_time: pthread_getcpuclockid failed: %s", strerror(rc));
+        return USHMEM_ERR_IO;
+    }
+    if (clock_gettime(clock, &ts) != 0) {
+        ushmemi_error("ushmemi_proxy_cpu_time: clock_gettime on the proxy thread's clock failed");
+        return USHMEM_ERR_IO;
+    }
+    *ns_p = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return USHMEM_OK;
+}

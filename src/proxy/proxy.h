@@ -1,0 +1,86 @@
+/* The proxy layer: the consumer side of the request ring
+ * (include/ushmem/detail/ring.h) and the host thread that executes requests
+ * through the transports' ops tables. Producers (device code; host threads on
+ * the cpu backend) use the ring header returned by ushmemi_proxy_ring with the
+ * inline producer API of ring.h. */
+#ifndef USHMEMI_PROXY_H
+#define USHMEMI_PROXY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ushmem/detail/ring.h>
+
+#include "../common/status.h"
+#include "../device/device.h"
+#include "../transport/ops.h"
+
+/* ---- The ring (ring.c) ---- */
+
+struct ushmemi_ring;
+
+/* Allocates a ring of `capacity` slots (a power of two, at least 2) with the
+ * device backend's host_alloc, so that device code can reach it. */
+ushmem_status_t ushmemi_ring_create(const struct ushmemi_device_ops *dev_ops,
+                                    struct ushmemi_device *dev, uint32_t capacity,
+                                    struct ushmemi_ring **ring_p);
+void ushmemi_ring_destroy(struct ushmemi_ring *ring);
+struct ushmem_ring_header *ushmemi_ring_header(struct ushmemi_ring *ring);
+
+/* Consumer side, one consumer only. Takes the next request in ticket order
+ * when it is published: copies it to req_p, frees its slot and returns true;
+ * false when the next ticket is not published yet. */
+bool ushmemi_ring_take(struct ushmemi_ring *ring, struct ushmem_ring_request *req_p,
+                       uint64_t *ticket_p);
+/* Tickets taken so far (the consumer's head). */
+uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring);
+/* True when every ticket handed out so far has been taken. */
+bool ushmemi_ring_drained(struct ushmemi_ring *ring);
+/* Marks every ticket below `upto` done, for producers waiting on it. */
+void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto);
+/* Counts one failed request in the header. */
+void ushmemi_ring_count_error(struct ushmemi_ring *ring);
+
+/* ---- The proxy thread (proxy.c) ---- */
+
+struct ushmemi_proxy;
+
+/* How requests for one PE are carried; ops == NULL: the PE has no proxy route
+ * and a request naming it is refused. */
+struct ushmemi_proxy_peer {
+    const struct ushmemi_transport_ops *ops;
+    struct ushmemi_transport *transport;
+};
+
+/* Called on the proxy thread when a request fails or is refused. msg names
+ * the PE, the op and the addresses; it has been logged already. The host
+ * layer ends the job through the bootstrap here. If the callback returns, the
+ * request counts as done (and in the header's errors) and the proxy goes on,
+ * so that no producer waits forever. */
+typedef void (*ushmemi_proxy_abort_fn)(void *ctx, ushmem_status_t status, const char *msg);
+
+struct ushmemi_proxy_params {
+    const struct ushmemi_device_ops *dev_ops; /* host_alloc for the ring, pointer_query */
+    struct ushmemi_device *dev;
+    uint32_t capacity; /* ring slots, a power of two; 0 for the default (1024) */
+    int my_pe;         /* for messages */
+    int npes;
+    const struct ushmemi_proxy_peer *peers; /* npes entries, copied at start */
+    ushmemi_proxy_abort_fn abort_cb;        /* required */
+    void *abort_ctx;
+};
+
+/* Creates the ring and starts the proxy thread. */
+ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
+                                    struct ushmemi_proxy **p_p);
+/* The ring that producers submit to. */
+struct ushmem_ring_header *ushmemi_proxy_ring(struct ushmemi_proxy *p);
+/* Drains the ring (every ticket already handed out is executed and
+ * completed), joins the thread and frees the ring. Producers must not take
+ * new tickets once stop is called. A producer that took a ticket and never
+ * publishes it keeps stop waiting. */
+void ushmemi_proxy_stop(struct ushmemi_proxy *p);
+/* CPU time used so far by the proxy thread, in nanoseconds. */
+ushmem_status_t ushmemi_proxy_cpu_time(struct ushmemi_proxy *p, uint64_t *ns_p);
+
+#endif

@@ -1,0 +1,491 @@
+/* The ofi transport's setup and teardown: provider choice (fi_getinfo,
+ * honouring FI_PROVIDER, which libfabric reads itself), fabric, domain,
+ * completion queue, address vector, endpoint, the heap registration, the
+ * exchange of {endpoint name, heap key, heap base} through the oob, and the
+ * progress thread for providers whose data progress is manual. It owns every
+ * libfabric object until fini, which releases them in reverse order. */
+#include "ofi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "ofi_private.h"
+
+/* The memory-registration modes this transport can honour; the provider
+ * answers with the subset it needs. FI_MR_RAW is absent: keys are 64 bits. */
+#define OFI_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
+
+/* Heap registration access: remote peers read and write it, and it is a
+ * local source or destination of our own transfers. */
+#define OFI_HEAP_ACCESS (FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE)
+
+/* What each PE tells the others; the same layout on every PE. */
+struct ofi_card {
+    uint64_t key;
+    uint64_t base;
+    uint64_t size;
+    uint32_t ok; /* 0 when this PE failed to set up: everyone fails together */
+    uint32_t namelen;
+    uint8_t name[OFI_NAME_MAX];
+};
+
+static unsigned api_major(void)
+{
+    return FI_MAJOR(fi_version());
+}
+
+static unsigned api_minor(void)
+{
+    return FI_MINOR(fi_version());
+}
+
+static struct fi_info *make_hints(bool atomics, bool hmem)
+{
+    struct fi_info *hints = fi_allocinfo();
+    if (hints == NULL)
+        return NULL;
+    hints->caps = FI_RMA | (atomics ? FI_ATOMIC : 0) | (hmem ? FI_HMEM : 0);
+    hints->mode = FI_CONTEXT | FI_CONTEXT2; /* every operation carries a fi_context2 */
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->mr_mode = OFI_MR_MODES | (hmem ? FI_MR_HMEM : 0);
+    hints->domain_attr->threading = FI_THREAD_SAFE; /* the progress thread and callers */
+    hints->domain_attr->av_type = FI_AV_TABLE;
+    return hints;
+}
+
+/* fi_getinfo for our needs; the raw code in *rc_p for the caller's message. */
+static int query(bool atomics, bool hmem, struct fi_info **info_p)
+{
+    struct fi_info *hints = make_hints(atomics, hmem);
+    if (hints == NULL)
+        return -FI_ENOMEM;
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints,
+                        info_p);
+    fi_freeinfo(hints);
+    return rc;
+}
+
+static const char *provider_filter(void)
+{
+    const char *p = getenv("FI_PROVIDER");
+    return p != NULL && p[0] != '\0' ? p : NULL;
+}
+
+/* Chooses the provider: RMA and atomics when offered, else RMA alone with
+ * atomics recorded as unavailable. */
+static ushmem_status_t choose_provider(struct ushmemi_transport *t, bool hmem)
+{
+    const char *filter = provider_filter();
+    int rc = query(true, hmem, &t->info);
+    if (rc == 0) {
+        t->have_atomics = true;
+    } else if (rc == -FI_ENODATA) {
+        rc = query(false, hmem, &t->info);
+        if (rc == 0) {
+            t->have_atomics = false;
+            snprintf(t->no_atomic_why, sizeof(t->no_atomic_why),
+                     "provider %s in libfabric %u.%u offers no FI_ATOMIC%s",
+                     t->info->fabric_attr->prov_name, api_major(), api_minor(),
+                     hmem ? " with FI_HMEM" : "");
+        }
+    }
+    if (rc == 0) {
+        t->prov_name = t->info->fabric_attr->prov_name;
+        return USHMEM_OK;
+    }
+    if (hmem) {
+        ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: no "
+                      "libfabric %u.%u provider%s%s offers FI_RMA with FI_HMEM (fi_getinfo: %s)",
+                      t->rank, api_major(), api_minor(), filter != NULL ? " matching FI_PROVIDER=" : "",
+                      filter != NULL ? filter : "", fi_strerror(-rc));
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    ushmemi_error("ofi init on PE %d: no libfabric %u.%u provider%s%s offers FI_RMA on an "
+                  "FI_EP_RDM endpoint (fi_getinfo: %s)", t->rank, api_major(), api_minor(),
+                  filter != NULL ? " matching FI_PROVIDER=" : "", filter != NULL ? filter : "",
+                  fi_strerror(-rc));
+    return ushmemi_ofi_status(rc);
+}
+
+static ushmem_status_t failed(const struct ushmemi_transport *t, const char *call, int rc)
+{
+    ushmemi_error("ofi init on PE %d: %s with provider %s failed: %s", t->rank, call,
+                  t->prov_name, fi_strerror(-rc));
+    return ushmemi_ofi_status(rc);
+}
+
+/* Binds a fresh registration to the endpoint when the provider asks for
+ * FI_MR_ENDPOINT; the caller closes mr on failure. */
+static int enable_mr(struct ushmemi_transport *t, struct fid_mr *mr)
+{
+    if (!t->mr_endpoint)
+        return 0;
+    int rc = fi_mr_bind(mr, &t->ep->fid, 0);
+    return rc != 0 ? rc : fi_mr_enable(mr);
+}
+
+static uint64_t fresh_key(struct ushmemi_transport *t)
+{
+    /* Ignored under FI_MR_PROV_KEY; otherwise keys must differ per domain. */
+    return atomic_fetch_add(&t->next_key, 1);
+}
+
+ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t len,
+                                uint64_t access, struct fid_mr **mr_p)
+{
+    struct fid_mr *mr;
+    int rc = fi_mr_reg(t->domain, buf, len, access, 0, fresh_key(t), 0, &mr, NULL);
+    if (rc != 0) {
+        ushmemi_error("ofi: PE %d cannot register %zu bytes at %p with provider %s: %s", t->rank,
+                      len, buf, t->prov_name, fi_strerror(-rc));
+        return ushmemi_ofi_status(rc);
+    }
+    rc = enable_mr(t, mr);
+    if (rc != 0) {
+        ushmemi_error("ofi: PE %d cannot bind a registration to its endpoint (provider %s): %s",
+                      t->rank, t->prov_name, fi_strerror(-rc));
+        fi_close(&mr->fid);
+        return ushmemi_ofi_status(rc);
+    }
+    *mr_p = mr;
+    return USHMEM_OK;
+}
+
+/* Registers device memory: the test that matters, since advertised FI_HMEM
+ * is no proof that a real device buffer registers. */
+static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
+                                            const struct ushmemi_transport_params *params)
+{
+    const char *backend = params->dev_ops != NULL ? params->dev_ops->name : "unknown";
+    enum fi_hmem_iface iface;
+    if (strcmp(backend, "ze") == 0) {
+        iface = FI_HMEM_ZE;
+    } else if (strcmp(backend, "cuda") == 0) {
+        iface = FI_HMEM_CUDA;
+    } else {
+        ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: libfabric "
+                      "has no FI_HMEM interface for device backend '%s'", t->rank, backend);
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    int ordinal = 0;
+    struct ushmemi_ptr_attr pattr;
+    if (params->dev_ops->pointer_query(params->dev, params->heap, &pattr) == USHMEM_OK &&
+        pattr.device_ordinal >= 0)
+        ordinal = pattr.device_ordinal;
+
+    struct iovec iov = {.iov_base = params->heap, .iov_len = params->heap_size};
+    struct fi_mr_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = OFI_HEAP_ACCESS;
+    attr.requested_key = fresh_key(t);
+    attr.iface = iface;
+    if (iface == FI_HMEM_ZE)
+        attr.device.ze = ordinal;
+    else
+        attr.device.cuda = ordinal;
+    int rc = fi_mr_regattr(t->domain, &attr, 0, &t->heap_mr);
+    if (rc == 0) {
+        rc = enable_mr(t, t->heap_mr);
+        if (rc != 0) {
+            fi_close(&t->heap_mr->fid);
+            t->heap_mr = NULL;
+        }
+    }
+    if (rc != 0) {
+        ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: provider %s "
+                      "in libfabric %u.%u cannot register the %zu-byte %s device heap: %s",
+                      t->rank, t->prov_name, api_major(), api_minor(), params->heap_size,
+                      backend, fi_strerror(-rc));
+        return rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP ? USHMEM_ERR_UNSUPPORTED
+                                                        : ushmemi_ofi_status(rc);
+    }
+    return USHMEM_OK;
+}
+
+/* Fabric, domain, CQ, AV and an enabled endpoint. */
+static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
+{
+    struct fi_info *info = t->info;
+    int rc = fi_fabric(info->fabric_attr, &t->fabric, NULL);
+    if (rc != 0)
+        return failed(t, "fi_fabric", rc);
+    rc = fi_domain(t->fabric, info, &t->domain, NULL);
+    if (rc != 0)
+        return failed(t, "fi_domain", rc);
+
+    struct fi_cq_attr cq_attr;
+    memset(&cq_attr, 0, sizeof(cq_attr));
+    cq_attr.format = FI_CQ_FORMAT_CONTEXT;
+    cq_attr.size = info->tx_attr->size > 0 ? info->tx_attr->size : 1024;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
+    if (rc != 0)
+        return failed(t, "fi_cq_open", rc);
+
+    struct fi_av_attr av_attr;
+    memset(&av_attr, 0, sizeof(av_attr));
+    av_attr.type = FI_AV_TABLE;
+    av_attr.count = (size_t)t->size;
+    rc = fi_av_open(t->domain, &av_attr, &t->av, NULL);
+    if (rc != 0)
+        return failed(t, "fi_av_open", rc);
+
+    rc = fi_endpoint(t->domain, info, &t->ep, NULL);
+    if (rc != 0)
+        return failed(t, "fi_endpoint", rc);
+    rc = fi_ep_bind(t->ep, &t->av->fid, 0);
+    if (rc != 0)
+        return failed(t, "fi_ep_bind(av)", rc);
+    /* Some providers refuse an endpoint without a receive CQ, though no
+     * receive is ever posted. */
+    rc = fi_ep_bind(t->ep, &t->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (rc != 0)
+        return failed(t, "fi_ep_bind(cq)", rc);
+    rc = fi_enable(t->ep);
+    if (rc != 0)
+        return failed(t, "fi_enable", rc);
+    return USHMEM_OK;
+}
+
+/* Registers the heap and the scratch area (nbi bounce slots, atomic operands). */
+static ushmem_status_t register_memory(struct ushmemi_transport *t,
+                                       const struct ushmemi_transport_params *params)
+{
+    ushmem_status_t status;
+    if (params->heap_is_device) {
+        status = register_device_heap(t, params);
+    } else {
+        status = ushmemi_ofi_reg(t, params->heap, params->heap_size, OFI_HEAP_ACCESS,
+                                 &t->heap_mr);
+    }
+    if (status != USHMEM_OK)
+        return status;
+    t->heap_desc = fi_mr_desc(t->heap_mr);
+
+    t->scratch_size = (size_t)OFI_NBI_SLOTS * OFI_NBI_SLOT_SIZE + OFI_AMO_SCRATCH;
+    if (posix_memalign((void **)&t->scratch, 4096, t->scratch_size) != 0) {
+        t->scratch = NULL;
+        ushmemi_error("ofi init on PE %d: out of memory for %zu bytes of bounce buffers", t->rank,
+                      t->scratch_size);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    status = ushmemi_ofi_reg(t, t->scratch, t->scratch_size, FI_READ | FI_WRITE, &t->scratch_mr);
+    if (status != USHMEM_OK)
+        return status;
+    t->scratch_desc = fi_mr_desc(t->scratch_mr);
+    for (int i = 0; i < OFI_NBI_SLOTS; i++)
+        t->free_slots[i] = i;
+    t->nfree_slots = OFI_NBI_SLOTS;
+    return USHMEM_OK;
+}
+
+/* Everything before the exchange; on failure the caller still joins the
+ * exchange (with ok = 0) so that no peer waits forever for this PE. */
+static ushmem_status_t setup_local(struct ushmemi_transport *t,
+                                   const struct ushmemi_transport_params *params,
+                                   struct ofi_card *card)
+{
+    ushmem_status_t status = choose_provider(t, params->heap_is_device != 0);
+    if (status != USHMEM_OK)
+        return status;
+    uint64_t mr_mode = (uint64_t)t->info->domain_attr->mr_mode;
+    t->mr_local = (mr_mode & FI_MR_LOCAL) != 0;
+    t->virt_addr = (mr_mode & FI_MR_VIRT_ADDR) != 0;
+    t->prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
+    t->mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
+    t->max_msg = t->info->ep_attr->max_msg_size > 0 ? t->info->ep_attr->max_msg_size : SIZE_MAX;
+    ushmemi_debug("ofi: PE %d uses provider %s (fabric %s, domain %s), mr_mode 0x%llx, "
+                  "data progress %s", t->rank, t->prov_name, t->info->fabric_attr->name,
+                  t->info->domain_attr->name, (unsigned long long)mr_mode,
+                  t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+
+    status = open_endpoint(t);
+    if (status != USHMEM_OK)
+        return status;
+    status = register_memory(t, params);
+    if (status != USHMEM_OK)
+        return status;
+
+    size_t namelen = sizeof(card->name);
+    int rc = fi_getname(&t->ep->fid, card->name, &namelen);
+    if (rc != 0)
+        return failed(t, "fi_getname", rc);
+    card->namelen = (uint32_t)namelen;
+    card->key = fi_mr_key(t->heap_mr);
+    card->base = (uint64_t)(uintptr_t)params->heap;
+    card->size = params->heap_size;
+    card->ok = 1;
+    return USHMEM_OK;
+}
+
+/* The AV in rank order, so that fi_addr_t of PE i is addrs[i]. */
+static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct ofi_card *cards)
+{
+    for (int pe = 0; pe < t->size; pe++) {
+        if (!cards[pe].ok) {
+            ushmemi_error("ofi init on PE %d: PE %d could not set up its fabric endpoint (see its "
+                          "message)", t->rank, pe);
+            return USHMEM_ERR_TRANSPORT;
+        }
+    }
+    for (int pe = 0; pe < t->size; pe++) {
+        int n = fi_av_insert(t->av, cards[pe].name, 1, &t->addrs[pe], 0, NULL);
+        if (n != 1) {
+            ushmemi_error("ofi init on PE %d: fi_av_insert of PE %d's address (provider %s) "
+                          "failed: %s", t->rank, pe, t->prov_name,
+                          n < 0 ? fi_strerror(-n) : "address not inserted");
+            return n < 0 ? ushmemi_ofi_status(n) : USHMEM_ERR_TRANSPORT;
+        }
+        t->peers[pe].key = cards[pe].key;
+        t->peers[pe].base = cards[pe].base;
+        t->peers[pe].size = cards[pe].size;
+    }
+    return USHMEM_OK;
+}
+
+static void release(struct ushmemi_transport *t)
+{
+    if (t->progress_started) {
+        atomic_store(&t->stop, true);
+        pthread_join(t->progress_thread, NULL);
+    }
+    if (t->scratch_mr != NULL)
+        fi_close(&t->scratch_mr->fid);
+    if (t->heap_mr != NULL)
+        fi_close(&t->heap_mr->fid);
+    if (t->ep != NULL)
+        fi_close(&t->ep->fid);
+    if (t->av != NULL)
+        fi_close(&t->av->fid);
+    if (t->cq != NULL)
+        fi_close(&t->cq->fid);
+    if (t->domain != NULL)
+        fi_close(&t->domain->fid);
+    if (t->fabric != NULL)
+        fi_close(&t->fabric->fid);
+    if (t->info != NULL)
+        fi_freeinfo(t->info);
+    free(t->scratch);
+    free(t->peers);
+    free(t->addrs);
+    pthread_mutex_destroy(&t->slot_lock);
+    pthread_mutex_destroy(&t->amo_lock);
+    free(t);
+}
+
+static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
+                                struct ushmemi_transport **t_p)
+{
+    const struct ushmemi_oob *oob = params != NULL ? params->oob : NULL;
+    if (oob == NULL || params->heap == NULL || params->heap_size == 0 || oob->size <= 0) {
+        ushmemi_error("ofi init: missing oob or heap");
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    struct ushmemi_transport *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        ushmemi_error("ofi init on PE %d: out of memory", oob->rank);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    t->rank = oob->rank;
+    t->size = oob->size;
+    t->oob = oob;
+    t->heap = params->heap;
+    t->heap_size = params->heap_size;
+    t->heap_is_device = params->heap_is_device != 0;
+    atomic_init(&t->next_key, 1);
+    pthread_mutex_init(&t->slot_lock, NULL);
+    pthread_mutex_init(&t->amo_lock, NULL);
+
+    ushmem_status_t status = USHMEM_ERR_NO_MEMORY;
+    struct ofi_card *cards = calloc((size_t)t->size, sizeof(*cards));
+    t->addrs = calloc((size_t)t->size, sizeof(*t->addrs));
+    t->peers = calloc((size_t)t->size, sizeof(*t->peers));
+    struct ofi_card mine;
+    memset(&mine, 0, sizeof(mine));
+    if (cards == NULL || t->addrs == NULL || t->peers == NULL)
+        ushmemi_error("ofi init on PE %d: out of memory for %d peers", t->rank, t->size);
+    else
+        status = setup_local(t, params, &mine);
+
+    /* Joined even after a local failure: the peers learn of it from ok = 0. */
+    ushmem_status_t ex = oob->allgather(oob->ctx, &mine, cards, sizeof(mine));
+    if (ex != USHMEM_OK) {
+        ushmemi_error("ofi init on PE %d: address exchange failed: %s", t->rank,
+                      ushmemi_status_string(ex));
+        if (status == USHMEM_OK)
+            status = ex;
+    }
+    if (status != USHMEM_OK)
+        goto release_transport;
+    status = connect_peers(t, cards);
+    if (status != USHMEM_OK)
+        goto release_transport;
+    ushmemi_ofi_atomic_probe(t);
+
+    if (t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL) {
+        int err = pthread_create(&t->progress_thread, NULL, ushmemi_ofi_progress_main, t);
+        if (err != 0) {
+            ushmemi_error("ofi init on PE %d: cannot start the progress thread: %s", t->rank,
+                          strerror(err));
+            status = USHMEM_ERR_TRANSPORT;
+            goto release_transport;
+        }
+        t->progress_started = true;
+    }
+    /* Nobody targets a peer before every PE has its addresses in place. */
+    status = oob->barrier(oob->ctx);
+    if (status != USHMEM_OK) {
+        ushmemi_error("ofi init on PE %d: closing barrier failed: %s", t->rank,
+                      ushmemi_status_string(status));
+        goto release_transport;
+    }
+    free(cards);
+    *t_p = t;
+    return USHMEM_OK;
+
+release_transport:
+    free(cards);
+    release(t);
+    return status;
+}
+
+static void ofi_fini(struct ushmemi_transport *t)
+{
+    if (t == NULL)
+        return;
+    /* Operations still in flight point into objects about to close. */
+    ushmemi_ofi_quiet(t);
+    release(t);
+}
+
+static int ofi_can_atomic(struct ushmemi_transport *t, int pe, const char **why_p)
+{
+    if (pe < 0 || pe >= t->size) {
+        *why_p = "no such PE";
+        return 0;
+    }
+    if (!t->have_atomics) {
+        *why_p = t->no_atomic_why;
+        return 0;
+    }
+    return 1;
+}
+
+const struct ushmemi_transport_ops ushmemi_transport_ofi_ops = {
+    .size = sizeof(struct ushmemi_transport_ops),
+    .name = "ofi",
+    .init = ofi_init,
+    .fini = ofi_fini,
+    .can_atomic = ofi_can_atomic,
+    .put = ushmemi_ofi_put,
+    .get = ushmemi_ofi_get,
+    .put_nbi = ushmemi_ofi_put_nbi,
+    .get_nbi = ushmemi_ofi_get_nbi,
+    .atomic = ushmemi_ofi_atomic,
+    .fence = ushmemi_ofi_fence,
+    .quiet = ushmemi_ofi_quiet,
+};

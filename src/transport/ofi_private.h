@@ -1,0 +1,174 @@
+/* State shared by the ofi transport's files (ofi.c: setup and teardown,
+ * ofi_rma.c: completions, progress, put/get, quiet; ofi_atomic.c: atomics).
+ * This header and those files are the only ones that include <rdma/...>. */
+#ifndef USHMEMI_TRANSPORT_OFI_PRIVATE_H
+#define USHMEMI_TRANSPORT_OFI_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "ops.h"
+#include "transport.h"
+
+/* How long one operation may wait for send-queue room or for its completion
+ * before the transport gives up with ERR_TIMEOUT. Long enough for a 4 MiB
+ * transfer on an oversubscribed node, short enough that a dead peer is
+ * reported instead of hanging the job. */
+#define OFI_OP_TIMEOUT_S 30.0
+
+/* Non-blocking puts up to this size are copied into a registered bounce slot
+ * so that the caller may reuse its buffer at once; larger ones wait for their
+ * completion before returning. */
+#define OFI_NBI_SLOT_SIZE (16 * 1024)
+#define OFI_NBI_SLOTS 64
+
+/* Fetching atomics need their operand, compare and result in registered
+ * memory when the provider asks for FI_MR_LOCAL; one slot is enough because
+ * atomics are blocking and serialised by amo_lock. */
+#define OFI_AMO_SCRATCH 64
+
+#define OFI_NAME_MAX 256
+#define OFI_AMO_OPS 8   /* enum ushmemi_amo_op */
+#define OFI_AMO_TYPES 6 /* enum ushmemi_amo_type */
+
+struct ofi_peer {
+    uint64_t key;  /* remote key of the peer's heap */
+    uint64_t base; /* the peer's heap address, used when FI_MR_VIRT_ADDR */
+    uint64_t size;
+};
+
+enum ofi_op_state { OFI_OP_PENDING, OFI_OP_DONE, OFI_OP_ORPHAN };
+
+/* One operation in flight: its address is the libfabric context. */
+struct ofi_op {
+    struct fi_context2 fctx; /* first: the CQ hands this pointer back */
+    _Atomic int state;       /* enum ofi_op_state */
+    bool nbi;                /* nobody waits: the completion releases it */
+    int fi_err;              /* positive fi error code from the CQ, 0 when fine */
+    int slot;                /* bounce slot to release, -1 when none */
+    struct fid_mr *tmp_mr;   /* registration of a caller buffer, closed at the end */
+    const char *what;
+    int pe;
+};
+
+enum ofi_xfer_kind { OFI_X_WRITE, OFI_X_READ, OFI_X_ATOMIC, OFI_X_FETCH, OFI_X_COMPARE };
+
+/* Everything one libfabric data call needs, so that a single retry helper
+ * can reissue any of them on -FI_EAGAIN. */
+struct ofi_xfer {
+    enum ofi_xfer_kind kind;
+    int pe;
+    uint64_t offset;
+    void *local; /* source (write, atomic operand) or destination (read) */
+    size_t len;
+    void *desc;
+    void *compare;
+    void *compare_desc;
+    void *result;
+    void *result_desc;
+    enum fi_datatype datatype;
+    enum fi_op amo;
+    struct ofi_op *op;
+};
+
+struct ushmemi_transport {
+    int rank, size;
+    const struct ushmemi_oob *oob;
+    struct fi_info *info;
+    const char *prov_name; /* inside info */
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_cq *cq;
+    struct fid_av *av;
+    struct fid_ep *ep;
+    struct fid_mr *heap_mr;
+    void *heap_desc;
+    char *heap;
+    size_t heap_size;
+    bool heap_is_device;
+    struct fid_mr *scratch_mr; /* nbi bounce slots and the atomic scratch */
+    void *scratch_desc;
+    char *scratch;
+    size_t scratch_size;
+
+    bool mr_local, virt_addr, prov_key, mr_endpoint;
+    size_t max_msg;
+    _Atomic uint64_t next_key; /* requested keys when the provider takes ours */
+
+    fi_addr_t *addrs;
+    struct ofi_peer *peers;
+
+    bool have_atomics;
+    bool amo_valid[OFI_AMO_OPS][OFI_AMO_TYPES][2]; /* [op][type][fetching] */
+    char no_atomic_why[192];
+    pthread_mutex_t amo_lock;
+
+    pthread_mutex_t slot_lock;
+    int free_slots[OFI_NBI_SLOTS];
+    int nfree_slots;
+
+    _Atomic uint64_t issued, completed;
+    _Atomic int async_error; /* first error of an operation nobody waited for */
+
+    pthread_t progress_thread;
+    bool progress_started;
+    _Atomic bool stop;
+};
+
+/* Translates a negative libfabric return code into a status. */
+ushmem_status_t ushmemi_ofi_status(int fi_rc);
+/* Remote address of `offset` in pe's heap, as the provider wants it. */
+uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t offset);
+/* Checks that [offset, offset + len) lies in pe's heap; logs otherwise. */
+ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const char *what, int pe,
+                                        uint64_t offset, size_t len);
+
+/* Registers a local buffer (host memory) with `access`, bound to the
+ * endpoint when the provider asks for FI_MR_ENDPOINT. Logs on failure. */
+ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t len,
+                                uint64_t access, struct fid_mr **mr_p);
+
+/* Reads completions; returns how many it handled. Safe from any thread. */
+int ushmemi_ofi_progress(struct ushmemi_transport *t);
+/* Issues x, retrying on -FI_EAGAIN with progress in between, up to the
+ * operation timeout. Counts the operation as issued on success. */
+ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_xfer *x,
+                                  const char *what);
+/* A new operation context; NULL when out of memory (logged). */
+struct ofi_op *ushmemi_ofi_op_new(const char *what, int pe, bool nbi);
+/* Waits for a blocking operation's completion and releases it (or leaves it
+ * to the completion path when the wait times out). */
+ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *op);
+/* Releases an operation that was never issued. */
+void ushmemi_ofi_op_drop(struct ushmemi_transport *t, struct ofi_op *op);
+/* Progress thread body for providers with manual data progress. */
+void *ushmemi_ofi_progress_main(void *arg);
+
+ushmem_status_t ushmemi_ofi_put(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                const void *src, size_t len);
+ushmem_status_t ushmemi_ofi_get(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+                                size_t len);
+ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                    const void *src, size_t len);
+ushmem_status_t ushmemi_ofi_get_nbi(struct ushmemi_transport *t, int pe, void *dst,
+                                    uint64_t offset, size_t len);
+ushmem_status_t ushmemi_ofi_fence(struct ushmemi_transport *t);
+ushmem_status_t ushmemi_ofi_quiet(struct ushmemi_transport *t);
+
+/* Fills amo_valid and have_atomics/no_atomic_why from the provider's answers. */
+void ushmemi_ofi_atomic_probe(struct ushmemi_transport *t);
+ushmem_status_t ushmemi_ofi_atomic(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                   enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                                   const void *operand, const void *compare, void *result);
+
+#endif

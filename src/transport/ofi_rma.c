@@ -1,0 +1,440 @@
+/* The ofi transport's data path: operation contexts, the completion queue,
+ * progress, the -FI_EAGAIN retry helper, put/get (blocking and nbi), fence
+ * and quiet.
+ *
+ * Completions: every operation carries a context (struct ofi_op) and asks
+ * for a CQ entry. A blocking call waits for its own entry; `issued` and
+ * `completed` count every operation so that quiet is a comparison of two
+ * counters. Whoever reads the CQ (a waiting caller or the progress thread)
+ * finishes the entries it reads: an nbi operation is released there, a
+ * blocking one is marked done and released by its waiter. */
+#include "ofi_private.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/log.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* PEs are oversubscribed: a waiter yields at once and sleeps once the wait
+ * has lasted, so that the PE it waits for gets the core. */
+static void backoff(unsigned *spins)
+{
+    if (*spins < 64) {
+        sched_yield();
+    } else {
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    (*spins)++;
+}
+
+static void release_slot(struct ushmemi_transport *t, int slot)
+{
+    pthread_mutex_lock(&t->slot_lock);
+    t->free_slots[t->nfree_slots++] = slot;
+    pthread_mutex_unlock(&t->slot_lock);
+}
+
+/* Returns a free bounce slot or -1. */
+static int take_slot(struct ushmemi_transport *t)
+{
+    int slot = -1;
+    pthread_mutex_lock(&t->slot_lock);
+    if (t->nfree_slots > 0)
+        slot = t->free_slots[--t->nfree_slots];
+    pthread_mutex_unlock(&t->slot_lock);
+    return slot;
+}
+
+struct ofi_op *ushmemi_ofi_op_new(const char *what, int pe, bool nbi)
+{
+    struct ofi_op *op = calloc(1, sizeof(*op));
+    if (op == NULL) {
+        ushmemi_error("ofi %s to PE %d: out of memory for an operation context", what, pe);
+        return NULL;
+    }
+    atomic_init(&op->state, OFI_OP_PENDING);
+    op->nbi = nbi;
+    op->slot = -1;
+    op->what = what;
+    op->pe = pe;
+    return op;
+}
+
+void ushmemi_ofi_op_drop(struct ushmemi_transport *t, struct ofi_op *op)
+{
+    if (op->slot >= 0)
+        release_slot(t, op->slot);
+    if (op->tmp_mr != NULL)
+        fi_close(&op->tmp_mr->fid);
+    free(op);
+}
+
+static void complete(struct ushmemi_transport *t, struct ofi_op *op, int fi_err)
+{
+    op->fi_err = fi_err;
+    if (op->nbi) {
+        if (fi_err != 0) {
+            ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, fi_strerror(fi_err));
+            int none = 0;
+            atomic_compare_exchange_strong(&t->async_error, &none, (int)USHMEM_ERR_TRANSPORT);
+        }
+        ushmemi_ofi_op_drop(t, op);
+    } else {
+        int pending = OFI_OP_PENDING;
+        /* After this exchange the waiter owns op and may free it. */
+        if (!atomic_compare_exchange_strong(&op->state, &pending, OFI_OP_DONE))
+            ushmemi_ofi_op_drop(t, op); /* its waiter gave up */
+    }
+    atomic_fetch_add(&t->completed, 1);
+}
+
+int ushmemi_ofi_progress(struct ushmemi_transport *t)
+{
+    struct fi_cq_entry entries[16];
+    ssize_t n = fi_cq_read(t->cq, entries, 16);
+
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (entries[i].op_context != NULL)
+                complete(t, entries[i].op_context, 0);
+        }
+        return (int)n;
+    }
+    if (n == -FI_EAVAIL) {
+        struct fi_cq_err_entry err;
+        memset(&err, 0, sizeof(err));
+        if (fi_cq_readerr(t->cq, &err, 0) > 0 && err.op_context != NULL) {
+            struct ofi_op *op = err.op_context;
+            ushmemi_debug("ofi %s to PE %d: completion error %s (provider: %s)", op->what, op->pe,
+                          fi_strerror(err.err),
+                          fi_cq_strerror(t->cq, err.prov_errno, err.err_data, NULL, 0));
+            complete(t, op, err.err != 0 ? err.err : FI_EIO);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void *ushmemi_ofi_progress_main(void *arg)
+{
+    struct ushmemi_transport *t = arg;
+    unsigned idle = 0;
+
+    /* Providers with manual data progress (tcp, shm, udp) move a peer's put
+     * into our heap only while someone here calls into them; this thread is
+     * that someone while the PE computes or waits elsewhere. */
+    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        if (ushmemi_ofi_progress(t) > 0) {
+            idle = 0;
+            continue;
+        }
+        if (idle < 16) {
+            sched_yield();
+        } else {
+            long ns = idle < 256 ? 10 * 1000 : 50 * 1000;
+            struct timespec ts = {0, ns};
+            nanosleep(&ts, NULL);
+        }
+        idle++;
+    }
+    return NULL;
+}
+
+ushmem_status_t ushmemi_ofi_status(int fi_rc)
+{
+    switch (-fi_rc) {
+    case 0:
+        return USHMEM_OK;
+    case FI_ENOMEM:
+        return USHMEM_ERR_NO_MEMORY;
+    case FI_EINVAL:
+    case FI_EBADF:
+    case FI_EMSGSIZE:
+        return USHMEM_ERR_INVALID_PARAM;
+    case FI_ENOSYS:
+    case FI_EOPNOTSUPP:
+    case FI_ENODATA:
+    case FI_ENOPROTOOPT:
+        return USHMEM_ERR_UNSUPPORTED;
+    case FI_EACCES:
+    case FI_EPERM:
+    case FI_EKEYREJECTED:
+        return USHMEM_ERR_PERMISSION;
+    case FI_ETIMEDOUT:
+        return USHMEM_ERR_TIMEOUT;
+    case FI_EAGAIN:
+    case FI_EBUSY:
+        return USHMEM_ERR_BUSY;
+    default:
+        return USHMEM_ERR_TRANSPORT;
+    }
+}
+
+uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t offset)
+{
+    return t->virt_addr ? t->peers[pe].base + offset : offset;
+}
+
+ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const char *what, int pe,
+                                        uint64_t offset, size_t len)
+{
+    if (pe < 0 || pe >= t->size) {
+        ushmemi_error("ofi %s: PE %d is not in 0..%d", what, pe, t->size - 1);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (offset > t->peers[pe].size || len > t->peers[pe].size - offset) {
+        ushmemi_error("ofi %s to PE %d: offset %llu + %zu bytes is outside its %llu-byte heap", what,
+                      pe, (unsigned long long)offset, len, (unsigned long long)t->peers[pe].size);
+        return USHMEM_ERR_OUT_OF_RANGE;
+    }
+    return USHMEM_OK;
+}
+
+static ssize_t issue_once(struct ushmemi_transport *t, const struct ofi_xfer *x)
+{
+    fi_addr_t dest = t->addrs[x->pe];
+    uint64_t raddr = ushmemi_ofi_raddr(t, x->pe, x->offset);
+    uint64_t key = t->peers[x->pe].key;
+
+    switch (x->kind) {
+    case OFI_X_WRITE:
+        return fi_write(t->ep, x->local, x->len, x->desc, dest, raddr, key, x->op);
+    case OFI_X_READ:
+        return fi_read(t->ep, x->local, x->len, x->desc, dest, raddr, key, x->op);
+    case OFI_X_ATOMIC:
+        return fi_atomic(t->ep, x->local, 1, x->desc, dest, raddr, key, x->datatype, x->amo, x->op);
+    case OFI_X_FETCH:
+        return fi_fetch_atomic(t->ep, x->local, 1, x->desc, x->result, x->result_desc, dest, raddr,
+                               key, x->datatype, x->amo, x->op);
+    case OFI_X_COMPARE:
+        return fi_compare_atomic(t->ep, x->local, 1, x->desc, x->compare, x->compare_desc,
+                                 x->result, x->result_desc, dest, raddr, key, x->datatype, x->amo,
+                                 x->op);
+    }
+    return -FI_EINVAL;
+}
+
+ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_xfer *x,
+                                  const char *what)
+{
+    double deadline = now_s() + OFI_OP_TIMEOUT_S;
+    unsigned spins = 0;
+
+    for (;;) {
+        ssize_t rc = issue_once(t, x);
+        if (rc == 0) {
+            atomic_fetch_add(&t->issued, 1);
+            return USHMEM_OK;
+        }
+        if (rc != -FI_EAGAIN) {
+            ushmemi_error("ofi %s to PE %d (%zu bytes at offset %llu) failed to start: %s", what,
+                          x->pe, x->len, (unsigned long long)x->offset, fi_strerror((int)-rc));
+            return ushmemi_ofi_status((int)rc);
+        }
+        /* The send queue is full: completing earlier operations frees it. */
+        ushmemi_ofi_progress(t);
+        if (now_s() > deadline) {
+            ushmemi_error("ofi %s to PE %d: the provider refused it (-FI_EAGAIN) for %.0f s; "
+                          "the peer makes no progress", what, x->pe, OFI_OP_TIMEOUT_S);
+            return USHMEM_ERR_TIMEOUT;
+        }
+        backoff(&spins);
+    }
+}
+
+ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *op)
+{
+    double deadline = now_s() + OFI_OP_TIMEOUT_S;
+    unsigned spins = 0;
+
+    while (atomic_load(&op->state) != OFI_OP_DONE) {
+        if (ushmemi_ofi_progress(t) > 0)
+            continue;
+        if (now_s() > deadline) {
+            int pending = OFI_OP_PENDING;
+            if (atomic_compare_exchange_strong(&op->state, &pending, OFI_OP_ORPHAN)) {
+                /* The completion path releases it if it ever comes. */
+                ushmemi_error("ofi %s to PE %d: no completion after %.0f s", op->what, op->pe,
+                              OFI_OP_TIMEOUT_S);
+                return USHMEM_ERR_TIMEOUT;
+            }
+            break; /* it completed just now */
+        }
+        backoff(&spins);
+    }
+    int fi_err = op->fi_err;
+    if (fi_err != 0)
+        ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, fi_strerror(fi_err));
+    ushmemi_ofi_op_drop(t, op);
+    return fi_err != 0 ? ushmemi_ofi_status(-fi_err) : USHMEM_OK;
+}
+
+/* Descriptor of a local buffer: the heap's or the scratch area's when it
+ * lies inside one, NULL when the provider needs none, else a registration
+ * made for this operation (kept in op and closed when it ends). */
+static ushmem_status_t local_desc(struct ushmemi_transport *t, struct ofi_op *op, void *buf,
+                                  size_t len, uint64_t access, void **desc_p)
+{
+    char *p = buf;
+    if (p >= t->heap && p + len <= t->heap + t->heap_size) {
+        *desc_p = t->heap_desc;
+        return USHMEM_OK;
+    }
+    if (p >= t->scratch && p + len <= t->scratch + t->scratch_size) {
+        *desc_p = t->scratch_desc;
+        return USHMEM_OK;
+    }
+    if (!t->mr_local) {
+        *desc_p = NULL;
+        return USHMEM_OK;
+    }
+    struct fid_mr *mr;
+    ushmem_status_t status = ushmemi_ofi_reg(t, buf, len, access, &mr);
+    if (status != USHMEM_OK)
+        return status;
+    op->tmp_mr = mr;
+    *desc_p = fi_mr_desc(mr);
+    return USHMEM_OK;
+}
+
+/* One transfer of at most max_msg bytes; waits for it unless nbi. */
+static ushmem_status_t xfer_one(struct ushmemi_transport *t, enum ofi_xfer_kind kind, int pe,
+                                uint64_t offset, void *local, size_t len, bool nbi,
+                                const char *what)
+{
+    struct ofi_op *op = ushmemi_ofi_op_new(what, pe, nbi);
+    if (op == NULL)
+        return USHMEM_ERR_NO_MEMORY;
+    struct ofi_xfer x = {.kind = kind, .pe = pe, .offset = offset, .local = local, .len = len,
+                         .op = op};
+    uint64_t access = kind == OFI_X_WRITE ? FI_WRITE : FI_READ;
+    ushmem_status_t status = local_desc(t, op, local, len, access, &x.desc);
+    if (status != USHMEM_OK)
+        goto drop_op;
+    status = ushmemi_ofi_issue(t, &x, what);
+    if (status != USHMEM_OK)
+        goto drop_op;
+    return nbi ? USHMEM_OK : ushmemi_ofi_op_wait(t, op);
+
+drop_op:
+    ushmemi_ofi_op_drop(t, op);
+    return status;
+}
+
+static ushmem_status_t xfer(struct ushmemi_transport *t, enum ofi_xfer_kind kind, int pe,
+                            uint64_t offset, void *local, size_t len, bool nbi, const char *what)
+{
+    ushmem_status_t status = ushmemi_ofi_check_range(t, what, pe, offset, len);
+    /* A provider's max_msg_size bounds one call; larger transfers are split. */
+    for (size_t done = 0; status == USHMEM_OK && done < len;) {
+        size_t n = len - done < t->max_msg ? len - done : t->max_msg;
+        status = xfer_one(t, kind, pe, offset + done, (char *)local + done, n, nbi, what);
+        done += n;
+    }
+    return status;
+}
+
+ushmem_status_t ushmemi_ofi_put(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                const void *src, size_t len)
+{
+    /* libfabric's fi_write takes a non-const buffer but only reads it. */
+    return xfer(t, OFI_X_WRITE, pe, offset, (void *)(uintptr_t)src, len, false, "put");
+}
+
+ushmem_status_t ushmemi_ofi_get(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+                                size_t len)
+{
+    return xfer(t, OFI_X_READ, pe, offset, dst, len, false, "get");
+}
+
+ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                    const void *src, size_t len)
+{
+    /* The caller may reuse src at once. Small payloads are copied into a
+     * registered bounce slot; larger ones, and any payload when the heap is
+     * device memory (which the CPU must not copy), wait for completion
+     * here: a put_nbi is allowed to complete early. */
+    if (len > OFI_NBI_SLOT_SIZE || t->heap_is_device || len == 0)
+        return ushmemi_ofi_put(t, pe, offset, src, len);
+
+    ushmem_status_t status = ushmemi_ofi_check_range(t, "put_nbi", pe, offset, len);
+    if (status != USHMEM_OK)
+        return status;
+    int slot = take_slot(t);
+    double deadline = now_s() + OFI_OP_TIMEOUT_S;
+    unsigned spins = 0;
+    while (slot < 0) {
+        if (ushmemi_ofi_progress(t) == 0) {
+            if (now_s() > deadline) {
+                ushmemi_error("ofi put_nbi to PE %d: no bounce slot freed in %.0f s", pe,
+                              OFI_OP_TIMEOUT_S);
+                return USHMEM_ERR_TIMEOUT;
+            }
+            backoff(&spins);
+        }
+        slot = take_slot(t);
+    }
+    struct ofi_op *op = ushmemi_ofi_op_new("put_nbi", pe, true);
+    if (op == NULL) {
+        release_slot(t, slot);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    op->slot = slot;
+    char *bounce = t->scratch + (size_t)slot * OFI_NBI_SLOT_SIZE;
+    memcpy(bounce, src, len);
+    struct ofi_xfer x = {.kind = OFI_X_WRITE, .pe = pe, .offset = offset, .local = bounce,
+                         .len = len, .desc = t->scratch_desc, .op = op};
+    status = ushmemi_ofi_issue(t, &x, "put_nbi");
+    if (status != USHMEM_OK)
+        ushmemi_ofi_op_drop(t, op);
+    return status;
+}
+
+ushmem_status_t ushmemi_ofi_get_nbi(struct ushmemi_transport *t, int pe, void *dst,
+                                    uint64_t offset, size_t len)
+{
+    return xfer(t, OFI_X_READ, pe, offset, dst, len, true, "get_nbi");
+}
+
+ushmem_status_t ushmemi_ofi_quiet(struct ushmemi_transport *t)
+{
+    /* Operations issued after this snapshot (by other threads) are not ours
+     * to wait for; every earlier one has completed once the count reaches
+     * it, since each is counted once whether it succeeded or failed. */
+    uint64_t target = atomic_load(&t->issued);
+    double deadline = now_s() + OFI_OP_TIMEOUT_S;
+    unsigned spins = 0;
+
+    while (atomic_load(&t->completed) < target) {
+        if (ushmemi_ofi_progress(t) > 0)
+            continue;
+        if (now_s() > deadline) {
+            ushmemi_error("ofi quiet on PE %d: %llu operations still incomplete after %.0f s",
+                          t->rank, (unsigned long long)(target - atomic_load(&t->completed)),
+                          OFI_OP_TIMEOUT_S);
+            return USHMEM_ERR_TIMEOUT;
+        }
+        backoff(&spins);
+    }
+    /* An nbi failure was logged when its completion arrived; quiet reports it. */
+    int err = atomic_exchange(&t->async_error, 0);
+    return err != 0 ? (ushmem_status_t)err : USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_ofi_fence(struct ushmemi_transport *t)
+{
+    /* A fence is a quiet here: not every provider orders writes (FI_FENCE
+     * needs fi_writemsg and is optional), and atomics are blocking anyway,
+     * so waiting for completion is the one ordering every provider gives. */
+    return ushmemi_ofi_quiet(t);
+}
