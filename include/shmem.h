@@ -67,8 +67,8 @@ extern "C" {
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
-/* Teams and contexts: only SHMEM_TEAM_WORLD and the default context exist in
- * this version. */
+/* Teams and contexts: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED (all PEs on one
+ * node) and the default context exist in this version. */
 typedef struct ushmemi_team *shmem_team_t;
 typedef struct ushmemi_ctx *shmem_ctx_t;
 extern shmem_team_t SHMEM_TEAM_WORLD;
@@ -91,6 +91,18 @@ void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
 int shmem_team_my_pe(shmem_team_t team);
 int shmem_team_n_pes(shmem_team_t team);
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+void shmem_pcontrol(int level);
+
+/* Distributed locks */
+void shmem_set_lock(long *lock);
+void shmem_clear_lock(long *lock);
+int shmem_test_lock(long *lock);
 
 /* Deprecated setup names */
 void start_pes(int npes);

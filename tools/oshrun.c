@@ -9,7 +9,8 @@
  * Each PE runs in its own process group, so that ending it also ends what it
  * started; PE 0 keeps stdin unless it is a terminal, the others read
  * /dev/null. Nothing outlives the job: PMIx's files live in a private
- * directory under $TMPDIR, removed at exit, and PEs die with the launcher.
+ * directory under $TMPDIR, removed at exit; a PE gets SIGKILL when the launcher
+ * dies (PR_SET_PDEATHSIG: the PE process itself, not what it started).
  *
  * Threads: PMIx calls the module below from its progress thread; everything
  * else (children, signals, timers) runs in the main thread, which learns of an
@@ -23,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +65,10 @@ struct pe {
     pid_t pid;                  /* 0: not started or reaped */
     pid_t pgid;                 /* its process group, kept after reaping */
     pmix_proc_t proc;
+    /* Set by the PMIx thread: the PE connected (called PMIx_Init) and
+     * finalized. A PE that connected and exits 0 without finalizing leaves
+     * its peers waiting for it, so it counts as a failure. */
+    _Atomic bool connected, finalized;
 };
 
 /* What ended the job first; written by the PMIx thread (abort) or the main
@@ -85,6 +91,7 @@ struct job {
     int abort_pipe[2];          /* PMIx thread -> main thread: "an abort arrived" */
     int sigfd;
     struct failure fail;
+    bool stopping; /* a signal was forwarded: PEs may exit 0 without finalizing */
 };
 
 static struct job g_job = {
@@ -388,10 +395,18 @@ static bool failure_get(struct job *job, int *code_p, char *what, size_t len)
 
 /* ---- the PMIx server module (runs in PMIx's progress thread) ---- */
 
+static struct pe *pe_by_rank(pmix_rank_t rank)
+{
+    return rank < (pmix_rank_t)g_job.npes ? &g_job.pes[rank] : NULL;
+}
+
 static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)proc, (void)server_object;
+    (void)server_object;
+    struct pe *pe = pe_by_rank(proc->rank);
+    if (pe != NULL)
+        pe->connected = true;
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -400,7 +415,10 @@ static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object,
 static pmix_status_t on_finalized(const pmix_proc_t *proc, void *server_object,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)proc, (void)server_object;
+    (void)server_object;
+    struct pe *pe = pe_by_rank(proc->rank);
+    if (pe != NULL)
+        pe->finalized = true;
     /* The client waits in PMIx_Finalize until this is called. */
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
@@ -811,6 +829,11 @@ static bool reap_pes(struct job *job)
         if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
             failed |= record_failure(job, WEXITSTATUS(status), "PE %d (pid %d) exited with status %d",
                                      pe->rank, (int)pid, WEXITSTATUS(status));
+        else if (WIFEXITED(status) && pe->connected && !pe->finalized && !job->stopping)
+            failed |= record_failure(job, 1,
+                                     "PE %d (pid %d) exited with status 0 without calling "
+                                     "shmem_finalize; its peers could wait for it forever",
+                                     pe->rank, (int)pid);
         else if (WIFSIGNALED(status))
             failed |= record_failure(job, 128 + WTERMSIG(status),
                                      "PE %d (pid %d) was killed by signal %d (%s)", pe->rank,
@@ -862,6 +885,7 @@ static int supervise(struct job *job, double timeout_s)
                     ending |= reap_pes(job);
                 } else {
                     /* A second signal means the PEs did not listen. */
+                    job->stopping = true;
                     signal_pes(job, ++forwarded > 1 ? SIGKILL : (int)si.ssi_signo, false);
                 }
             }

@@ -21,10 +21,19 @@ ushmem_status_t ushmemi_parse_size(const char *text, size_t *value_p)
     char *end;
     if (text == NULL || !isdigit((unsigned char)text[0]))
         return USHMEM_ERR_INVALID_VALUE;
+    /* OpenSHMEM allows an integer or a floating point value ("1.5G"). */
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (errno != 0)
         return USHMEM_ERR_INVALID_VALUE;
+    double fraction = 0;
+    if (*end == '.') {
+        end++;
+        if (!isdigit((unsigned char)*end))
+            return USHMEM_ERR_INVALID_VALUE;
+        for (double scale = 0.1; isdigit((unsigned char)*end); end++, scale /= 10)
+            fraction += (*end - '0') * scale;
+    }
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;
@@ -38,9 +47,11 @@ ushmem_status_t ushmemi_parse_size(const char *text, size_t *value_p)
         end++;
     if (*end != '\0')
         return USHMEM_ERR_INVALID_VALUE;
-    if (shift && v > (SIZE_MAX >> shift))
+    if (v > (SIZE_MAX >> shift) - 1)
         return USHMEM_ERR_INVALID_VALUE;
-    *value_p = (size_t)(v << shift);
+    /* Round a fractional byte count up. */
+    size_t extra = (size_t)(fraction * (double)((size_t)1 << shift) + 0.999999);
+    *value_p = (size_t)(v << shift) + extra;
     return USHMEM_OK;
 }
 

@@ -13,7 +13,7 @@
  * The default is text so that the help, the listing and the parser share it. */
 #define USHMEMI_VAR_LIST(X)                                                           \
     X(symmetric_size, "SHMEM_SYMMETRIC_SIZE", SIZE, "512M",                           \
-      "Size of each PE's symmetric heap in bytes; K, M, G, T suffixes (powers of 1024)") \
+      "Size of each PE's symmetric heap in bytes: an integer or decimal number with an optional K, M, G or T suffix (powers of 1024)") \
     X(debug, "SHMEM_DEBUG", BOOL, "0",                                                \
       "Print debugging messages (same as USHMEM_LOG_LEVEL=debug)")                    \
     X(info, "SHMEM_INFO", BOOL, "0",                                                  \

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,12 +204,29 @@ static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, v
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (ptr == MAP_FAILED) {
-        ushmemi_error("cpu backend: mmap of a %zu-byte heap failed: %s", len, strerror(errno));
+    /* Reserve room to place the heap on an aligned address, then map the
+     * memfd there and give back the unused head and tail. */
+    size_t span = len + USHMEMI_HEAP_ALIGNMENT;
+    char *reserve = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (reserve == MAP_FAILED) {
+        ushmemi_error("cpu backend: reserving %zu bytes of address space for the heap failed: %s",
+                      span, strerror(errno));
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
+    char *aligned = (char *)(((uintptr_t)reserve + USHMEMI_HEAP_ALIGNMENT - 1) &
+                             ~(uintptr_t)(USHMEMI_HEAP_ALIGNMENT - 1));
+    void *ptr = mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        ushmemi_error("cpu backend: mmap of a %zu-byte heap failed: %s", len, strerror(errno));
+        munmap(reserve, span);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    if (aligned > reserve)
+        munmap(reserve, (size_t)(aligned - reserve));
+    if (aligned + len < reserve + span)
+        munmap(aligned + len, (size_t)(reserve + span - (aligned + len)));
     status = add_region(dev, ptr, len, REGION_HEAP, fd);
     if (status != USHMEM_OK)
         goto unmap;

@@ -12,6 +12,8 @@
 
 struct ushmemi_device; /* backend private */
 
+#define USHMEMI_HEAP_ALIGNMENT ((size_t)2 << 20)
+
 /* Identity of a device, exchanged through the bootstrap. */
 struct ushmemi_device_id {
     char backend[8];     /* "cpu", "ze", "cuda" */
@@ -67,7 +69,9 @@ struct ushmemi_device_ops {
     void (*close)(struct ushmemi_device *dev);
     ushmem_status_t (*identity)(struct ushmemi_device *dev, struct ushmemi_device_id *id_p);
 
-    /* Symmetric heap memory (device memory on GPUs), exportable. */
+    /* Symmetric heap memory (device memory on GPUs), exportable, aligned to
+     * USHMEMI_HEAP_ALIGNMENT so that every PE's heap has the same address
+     * residue for any alignment shmem_align accepts. */
     ushmem_status_t (*heap_alloc)(struct ushmemi_device *dev, size_t size, void **ptr_p);
     void (*heap_free)(struct ushmemi_device *dev, void *ptr, size_t size);
     /* Host memory pinned and visible to the device; never shared/managed. */

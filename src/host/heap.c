@@ -2,6 +2,7 @@
  * kept in host memory, never inside the heap, so a device-side overrun cannot
  * corrupt it. Deterministic: the same calls in the same order give the same
  * offsets on every PE, which is what makes allocations symmetric. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,10 @@ void *ushmemi_heap_alloc(size_t align, size_t size)
     for (struct block *b = heap.head; b; b = b->next) {
         if (b->used)
             continue;
-        size_t start = (b->offset + align - 1) & ~(align - 1);
+        /* Align the address, not the offset: with every PE's heap equally
+         * aligned (USHMEMI_HEAP_ALIGNMENT) the offsets still agree. */
+        uintptr_t addr = (uintptr_t)heap.base + b->offset;
+        size_t start = (size_t)(((addr + align - 1) & ~(uintptr_t)(align - 1)) - (uintptr_t)heap.base);
         size_t pad = start - b->offset;
         if (pad > b->size || b->size - pad < size)
             continue;
@@ -138,6 +142,38 @@ bool ushmemi_heap_free(void *ptr)
         prev->next = b->next;
         free(b);
     }
+    return true;
+}
+
+bool ushmemi_heap_resize(void *ptr, size_t size)
+{
+    struct block *prev;
+    struct block *b = find(ptr, &prev);
+    if (b == NULL || size == 0)
+        return false;
+    size = (size + MIN_ALIGN - 1) & ~(size_t)(MIN_ALIGN - 1);
+    struct block *next = b->next;
+    size_t room = b->size + (next && !next->used ? next->size : 0);
+    if (size > room)
+        return false;
+    size_t rest = room - size;
+    if (next && !next->used) {
+        /* The free neighbour absorbs whatever the block gives up or takes. */
+        if (rest == 0) {
+            b->next = next->next;
+            free(next);
+        } else {
+            next->offset = b->offset + size;
+            next->size = rest;
+        }
+    } else if (rest > 0) {
+        struct block *tail = new_block(b->offset + size, rest, false, next);
+        if (tail == NULL)
+            return false;
+        b->next = tail;
+    }
+    heap.in_use = heap.in_use - b->size + size;
+    b->size = size;
     return true;
 }
 

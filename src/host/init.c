@@ -101,7 +101,10 @@ static void do_init(int requested)
         ushmemi_fatal("shmem_init", "called again after shmem_finalize; OpenSHMEM allows one "
                                     "initialisation per program");
 
-    ushmem_status_t settings_status = load_settings();
+    /* The bootstrap first, so that every message below names the PE; its
+     * own debug lines honour SHMEM_DEBUG through a quick look-up. */
+    if (getenv("SHMEM_DEBUG") && strcmp(getenv("SHMEM_DEBUG"), "0") != 0)
+        ushmemi_log_level = USHMEMI_LOG_DEBUG;
     ushmem_status_t status = ushmemi_bootstrap_init(&ushmemi_g.bs);
     if (status != USHMEM_OK) {
         ushmemi_error("shmem_init failed: %s", ushmemi_status_string(status));
@@ -110,6 +113,7 @@ static void do_init(int requested)
     ushmemi_g.my_pe = ushmemi_g.bs.rank;
     ushmemi_g.n_pes = ushmemi_g.bs.size;
     ushmemi_log_set_pe(ushmemi_g.my_pe);
+    ushmem_status_t settings_status = load_settings();
     if (settings_status != USHMEM_OK)
         init_failed("a variable has a malformed value (see above)", settings_status);
 

@@ -112,6 +112,9 @@ void ushmemi_heap_fini(void);
 void *ushmemi_heap_alloc(size_t align, size_t size);
 /* Returns false when ptr is not the start of a live allocation. */
 bool ushmemi_heap_free(void *ptr);
+/* Resizes the live allocation at ptr in place (shrinking, or growing into a
+ * free neighbour); false when it cannot, with nothing changed. */
+bool ushmemi_heap_resize(void *ptr, size_t size);
 /* Size of the live allocation at ptr, 0 when none. */
 size_t ushmemi_heap_block_size(const void *ptr);
 size_t ushmemi_heap_bytes_in_use(void);

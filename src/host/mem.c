@@ -64,6 +64,13 @@ USHMEMI_API void *shmem_align(size_t alignment, size_t size)
         ushmemi_barrier_world();
         return NULL;
     }
+    if (alignment > USHMEMI_HEAP_ALIGNMENT) {
+        ushmemi_check_init("shmem_align");
+        ushmemi_error("shmem_align(%zu, %zu): alignments above %zu bytes are not supported", alignment,
+                      size, USHMEMI_HEAP_ALIGNMENT);
+        ushmemi_barrier_world();
+        return NULL;
+    }
     return alloc_collective("shmem_align", alignment, size);
 }
 
@@ -98,6 +105,11 @@ USHMEMI_API void *shmem_realloc(void *ptr, size_t size)
                       ptr);
     shmem_quiet();
     ushmemi_barrier_world();
+    /* In place when possible: shrinking then never fails for lack of room. */
+    if (ushmemi_heap_resize(ptr, size)) {
+        ushmemi_barrier_world();
+        return ptr;
+    }
     void *fresh = ushmemi_heap_alloc(0, size);
     if (fresh == NULL) {
         ushmemi_error("shmem_realloc(%p, %zu): the symmetric heap cannot hold it; the old block "

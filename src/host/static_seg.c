@@ -4,6 +4,9 @@
  * so an object's offset in the segment is the same everywhere even when
  * address randomisation puts the segment at different addresses. */
 #include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,6 +15,7 @@
 
 struct segment {
     uintptr_t start, end;
+    uintptr_t relro_end; /* 0 when the executable has no RELRO range */
 };
 
 static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
@@ -21,27 +25,55 @@ static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
     /* The first object reported is the executable itself. */
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && seg->start == seg->end) {
             seg->start = info->dlpi_addr + ph->p_vaddr;
             seg->end = seg->start + ph->p_memsz;
-            break;
+        } else if (ph->p_type == PT_GNU_RELRO) {
+            seg->relro_end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
         }
     }
     return 1;
 }
 
+/* A child forked after shmem_init gets the segment back as private memory:
+ * otherwise parent and child would write each other's globals. */
+static void make_private_in_child(void)
+{
+    if (ushmemi_g.static_base == NULL)
+        return;
+    size_t len = ushmemi_g.static_size;
+    void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy == MAP_FAILED)
+        return;
+    memcpy(copy, ushmemi_g.static_base, len);
+    if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, ushmemi_g.static_base) == MAP_FAILED)
+        munmap(copy, len);
+    ushmemi_g.static_base = NULL;
+    ushmemi_g.static_size = 0;
+}
+
 ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
                                      const struct ushmemi_ipc_config *config)
 {
-    struct segment seg = {0, 0};
+    struct segment seg = {0, 0, 0};
     dl_iterate_phdr(find_writable, &seg);
     if (seg.start == seg.end) {
         ushmemi_debug("the executable has no writable segment: no symmetric globals");
         return USHMEM_OK;
     }
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    char *start = (char *)(seg.start & ~(page - 1));
-    size_t len = ((seg.end + page - 1) & ~(page - 1)) - (uintptr_t)start;
+    uintptr_t first = seg.start & ~(page - 1);
+    /* The RELRO part (GOT, .dynamic, .init_array) stays private and
+     * read-only: no peer may write into it. */
+    if (seg.relro_end > first)
+        first = (seg.relro_end + page - 1) & ~(page - 1);
+    uintptr_t last = (seg.end + page - 1) & ~(page - 1);
+    if (first >= last) {
+        ushmemi_debug("the executable's writable segment is all RELRO: no symmetric globals");
+        return USHMEM_OK;
+    }
+    char *start = (char *)first;
+    size_t len = (size_t)(last - first);
 
     ushmem_status_t status = ushmemi_g.dev_ops->share_static(ushmemi_g.dev, start, len);
     if (status == USHMEM_ERR_UNSUPPORTED) {
@@ -65,6 +97,9 @@ ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
         goto free_peers;
     ushmemi_g.static_base = start;
     ushmemi_g.static_size = len;
+    static bool atfork_done;
+    if (!atfork_done && pthread_atfork(NULL, NULL, make_private_in_child) == 0)
+        atfork_done = true;
     ushmemi_debug("data segment [%p, %p) is symmetric", (void *)start, (void *)(start + len));
     return USHMEM_OK;
 

@@ -1,6 +1,7 @@
 /* Shared helpers of the host API: fatal errors, argument checks, address
  * translation, copies and polling. */
 #include <sched.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,8 @@ _Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
         ushmemi_log_level = USHMEMI_LOG_ERROR;
     ushmemi_error("%s: %s; ending the job", call, msg);
     ushmemi_log_level = saved;
+    /* The program's own buffered output would be lost by the abort. */
+    fflush(NULL);
     ushmemi_bootstrap_abort(&ushmemi_g.bs, 1, msg);
 }
 
@@ -84,8 +87,11 @@ void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)
 void ushmemi_poll_pause(unsigned *spins)
 {
     /* A short spin keeps latency low when the peer runs on another core;
-     * after that, yield, because PEs often outnumber cores. */
-    if (++*spins < 128) {
+     * then yield, because PEs often outnumber cores; after about a
+     * millisecond of yielding, sleep in growing steps so that a PE waiting
+     * a long time (for slow I/O on a peer, say) stops burning a core. */
+    unsigned n = ++*spins;
+    if (n < 128) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -93,7 +99,14 @@ void ushmemi_poll_pause(unsigned *spins)
 #endif
         return;
     }
-    sched_yield();
+    if (n < 4096) {
+        sched_yield();
+        return;
+    }
+    unsigned steps = (n - 4096) / 64;
+    long ns = 1000L << (steps < 7 ? steps : 7); /* 1 us up to 128 us */
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
 }
 
 void ushmemi_host_copy_zero(void *dst, size_t len)

@@ -23,11 +23,15 @@
 /* Requests executed between two publications of the completed counter when
  * the ring never empties, which bounds how long quiet can wait. */
 #define PROXY_BATCH 64
-/* Idle backoff: polls with a pause, then polls with a yield, then sleeps that
- * double from the minimum to the maximum. */
-#define IDLE_SPINS 256
-#define IDLE_YIELDS 64
-#define IDLE_SLEEP_MIN_NS 1000L
+/* Idle backoff, by time since the ring was last found busy: poll with a
+ * pause, then poll with a yield (free when nothing else wants the core), then
+ * sleep, doubling from the minimum to the maximum. The maximum is what the
+ * first request after a long idle period may wait; the sleeps are what an
+ * idle proxy costs. A futex or condvar wake-up is not an option: device code
+ * cannot make system calls. */
+#define IDLE_SPIN_NS 10000L
+#define IDLE_YIELD_NS 100000L
+#define IDLE_SLEEP_MIN_NS 50000L
 #define IDLE_SLEEP_MAX_NS 1000000L
 
 struct transport_ref {
@@ -329,10 +333,18 @@ static unsigned process(struct ushmemi_proxy *p)
     return n;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *proxy_main(void *arg)
 {
     struct ushmemi_proxy *p = arg;
-    unsigned idle = 0;
+    uint64_t idle_since = 0; /* 0: the ring was busy at the last poll */
     long sleep_ns = IDLE_SLEEP_MIN_NS;
 
     for (;;) {
@@ -341,7 +353,7 @@ static void *proxy_main(void *arg)
         /* The ring is empty or a batch is done: complete what was taken. */
         publish(p);
         if (n > 0) {
-            idle = 0;
+            idle_since = 0;
             sleep_ns = IDLE_SLEEP_MIN_NS;
             continue;
         }
@@ -349,17 +361,18 @@ static void *proxy_main(void *arg)
          * called is then visible in tail and gets executed. */
         if (atomic_load_explicit(&p->stop, memory_order_acquire) && ushmemi_ring_drained(p->ring))
             break;
-        if (idle < IDLE_SPINS) {
+
+        uint64_t now = now_ns();
+        if (idle_since == 0)
+            idle_since = now;
+        if (now - idle_since < IDLE_SPIN_NS) {
             ushmem_ring_pause();
-            idle++;
-        } else if (idle < IDLE_SPINS + IDLE_YIELDS) {
+        } else if (now - idle_since < IDLE_YIELD_NS) {
             ushmem_ring_yield();
-            idle++;
         } else {
             struct timespec ts = {0, sleep_ns};
             nanosleep(&ts, NULL);
-            if (sleep_ns < IDLE_SLEEP_MAX_NS)
-                sleep_ns = sleep_ns * 2 > IDLE_SLEEP_MAX_NS ? IDLE_SLEEP_MAX_NS : sleep_ns * 2;
+            sleep_ns = sleep_ns * 2 > IDLE_SLEEP_MAX_NS ? IDLE_SLEEP_MAX_NS : sleep_ns * 2;
         }
     }
     publish(p);

@@ -1,7 +1,9 @@
 /* File descriptor passing between local PEs: pidfd_getfd when ptrace
  * permission allows it, otherwise SCM_RIGHTS over an abstract Unix socket
  * whose peers are checked with SO_PEERCRED. Abstract sockets leave nothing in
- * the file system and vanish with their process. */
+ * the file system and vanish with their process. The socket's name is
+ * predictable, so the server hands the fd only to the pids it was told are
+ * PEs of the job; until it knows them it makes clients wait. */
 #include "transport.h"
 
 #include <errno.h>
@@ -99,31 +101,72 @@ static ushmem_status_t socket_address(const char *job_id, int rank, struct socka
 
 struct ushmemi_fd_server {
     int listen_fd;
-    int wake_fd; /* eventfd: stop() tells the thread to quit */
+    int wake_fd; /* eventfd: allow() and stop() wake the thread to look at the flags */
     int fd;      /* the descriptor served; the caller owns it */
     int expected;
-    pid_t *allowed_pids;
-    int npids;
     int rank;
     pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond; /* signalled when the thread is done */
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t cond;  /* signalled when the thread is done */
+    pid_t *allowed_pids;
+    int npids;
+    bool pids_known; /* false until the list is given: clients then wait */
+    bool stopping;
     bool done;
     int served;
 };
 
+/* Caller holds the lock and has checked pids_known. */
 static bool pid_allowed(const struct ushmemi_fd_server *server, pid_t pid)
 {
-    if (server->allowed_pids == NULL)
-        return true;
     for (int i = 0; i < server->npids; i++)
         if (server->allowed_pids[i] == pid)
             return true;
     return false;
 }
 
+/* Consumes pending wake-ups; the flags say what they were for. */
+static void drain_wake(struct ushmemi_fd_server *server)
+{
+    uint64_t count;
+    ssize_t r = read(server->wake_fd, &count, sizeof(count));
+    (void)r; /* nonblocking: EAGAIN only means another read got there first */
+}
+
+static bool is_stopping(struct ushmemi_fd_server *server)
+{
+    pthread_mutex_lock(&server->lock);
+    bool stopping = server->stopping;
+    pthread_mutex_unlock(&server->lock);
+    return stopping;
+}
+
+/* Decides whether `pid` may have the fd, waiting for the allowed list while
+ * it is unknown; false also when the server is told to stop meanwhile. A
+ * client connecting before the PEs' pids are exchanged is normal: it is kept
+ * waiting rather than refused, and other clients queue in the backlog. */
+static bool wait_pid_allowed(struct ushmemi_fd_server *server, pid_t pid)
+{
+    bool allowed = false;
+
+    pthread_mutex_lock(&server->lock);
+    while (!server->pids_known && !server->stopping) {
+        pthread_mutex_unlock(&server->lock);
+        struct pollfd pfd = {.fd = server->wake_fd, .events = POLLIN};
+        if (poll(&pfd, 1, -1) > 0)
+            drain_wake(server);
+        pthread_mutex_lock(&server->lock);
+    }
+    if (server->pids_known && !server->stopping)
+        allowed = pid_allowed(server, pid);
+    pthread_mutex_unlock(&server->lock);
+    return allowed;
+}
+
 /* Sends the fd to one accepted client after checking who it is; true when
- * the fd went out. A refused client just sees the connection close. */
+ * the fd went out. A refused client just sees the connection close. Refusals
+ * are logged at debug level: the stranger is not ours to report, and a PE
+ * that is refused logs the error on its side. */
 static bool serve_client(struct ushmemi_fd_server *server, int conn)
 {
     struct ucred cred;
@@ -133,9 +176,15 @@ static bool serve_client(struct ushmemi_fd_server *server, int conn)
         ushmemi_warn("fd server of rank %d: SO_PEERCRED failed: %s", server->rank, strerror(errno));
         return false;
     }
-    if (cred.uid != geteuid() || !pid_allowed(server, cred.pid)) {
-        ushmemi_warn("fd server of rank %d: refused a client (pid %d, uid %d): not a PE of this job",
-                     server->rank, (int)cred.pid, (int)cred.uid);
+    if (cred.uid != geteuid()) {
+        ushmemi_debug("fd server of rank %d: refused a client (pid %d): uid %d is not ours",
+                      server->rank, (int)cred.pid, (int)cred.uid);
+        return false;
+    }
+    if (!wait_pid_allowed(server, cred.pid)) {
+        ushmemi_debug("fd server of rank %d: refused a client (pid %d): not a PE of this job%s",
+                      server->rank, (int)cred.pid,
+                      is_stopping(server) ? " (or the server is stopping)" : "");
         return false;
     }
 
@@ -173,6 +222,10 @@ static void *server_thread(void *arg)
     int served = 0;
 
     while (served < server->expected) {
+        /* Checked every round: a wait for the list may have consumed stop's
+         * wake-up. */
+        if (is_stopping(server))
+            break;
         struct pollfd pfd[2] = {{.fd = server->listen_fd, .events = POLLIN},
                                 {.fd = server->wake_fd, .events = POLLIN}};
         int rc = poll(pfd, 2, -1);
@@ -182,8 +235,10 @@ static void *server_thread(void *arg)
             ushmemi_warn("fd server of rank %d: poll failed: %s", server->rank, strerror(errno));
             break;
         }
-        if (pfd[1].revents)
-            break;
+        if (pfd[1].revents) {
+            drain_wake(server); /* allow() wakes us too; the loop's test sees stop() */
+            continue;
+        }
         if (!(pfd[0].revents & POLLIN))
             continue;
         int conn = accept4(server->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -191,6 +246,9 @@ static void *server_thread(void *arg)
             continue; /* the client gave up between poll and accept */
         if (serve_client(server, conn))
             served++;
+        /* Ends the connection even where a fork of this process holds a copy
+         * of conn, so a refused client sees EOF at once. */
+        shutdown(conn, SHUT_RDWR);
         close(conn);
     }
 
@@ -200,6 +258,24 @@ static void *server_thread(void *arg)
     pthread_cond_broadcast(&server->cond);
     pthread_mutex_unlock(&server->lock);
     return NULL;
+}
+
+static ushmem_status_t copy_pids(int rank, const pid_t *pids, int npids, pid_t **copy_p)
+{
+    if (npids < 0 || (npids > 0 && pids == NULL)) {
+        ushmemi_error("fd server of rank %d: invalid allowed pid list (%d pids at %p)", rank,
+                      npids, (const void *)pids);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    pid_t *copy = malloc((size_t)(npids > 0 ? npids : 1) * sizeof(pid_t));
+    if (copy == NULL) {
+        ushmemi_error("fd server of rank %d: out of memory for %d allowed pids", rank, npids);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    if (npids > 0)
+        memcpy(copy, pids, (size_t)npids * sizeof(pid_t));
+    *copy_p = copy;
+    return USHMEM_OK;
 }
 
 ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, int expected,
@@ -224,14 +300,11 @@ ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, in
     server->expected = expected;
     server->rank = rank;
     if (allowed_pids != NULL) {
-        server->allowed_pids = malloc((size_t)(npids > 0 ? npids : 1) * sizeof(pid_t));
-        if (server->allowed_pids == NULL) {
-            ushmemi_error("fd server of rank %d: out of memory", rank);
-            status = USHMEM_ERR_NO_MEMORY;
+        status = copy_pids(rank, allowed_pids, npids, &server->allowed_pids);
+        if (status != USHMEM_OK)
             goto free_server;
-        }
-        memcpy(server->allowed_pids, allowed_pids, (size_t)npids * sizeof(pid_t));
         server->npids = npids;
+        server->pids_known = true;
     }
 
     server->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -254,7 +327,7 @@ ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, in
         status = USHMEM_ERR_FD_PASSING;
         goto close_listen;
     }
-    server->wake_fd = eventfd(0, EFD_CLOEXEC);
+    server->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (server->wake_fd < 0) {
         ushmemi_error("fd server of rank %d: eventfd failed: %s", rank, strerror(errno));
         status = USHMEM_ERR_FD_PASSING;
@@ -289,6 +362,28 @@ free_server:
     return status;
 }
 
+ushmem_status_t ushmemi_fd_server_allow(struct ushmemi_fd_server *server, const pid_t *pids,
+                                        int npids)
+{
+    pid_t *copy;
+    ushmem_status_t status = copy_pids(server->rank, pids, npids, &copy);
+    if (status != USHMEM_OK)
+        return status;
+
+    pthread_mutex_lock(&server->lock);
+    pid_t *old = server->allowed_pids;
+    server->allowed_pids = copy;
+    server->npids = npids;
+    server->pids_known = true;
+    pthread_mutex_unlock(&server->lock);
+    free(old);
+
+    uint64_t one = 1;
+    ssize_t w = write(server->wake_fd, &one, sizeof(one));
+    (void)w; /* fails only when the counter is saturated, which still wakes */
+    return USHMEM_OK;
+}
+
 ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int timeout_s)
 {
     ushmem_status_t status = USHMEM_OK;
@@ -306,9 +401,11 @@ ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int tim
             break;
     }
     bool done = server->done;
+    server->stopping = true;
     pthread_mutex_unlock(&server->lock);
 
-    /* A client that never came must not keep the thread, so wake it. */
+    /* A client that never came, or one waiting for a list that never came,
+     * must not keep the thread, so wake it. */
     uint64_t one = 1;
     ssize_t w = write(server->wake_fd, &one, sizeof(one));
     (void)w;

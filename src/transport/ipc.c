@@ -85,6 +85,28 @@ static void unmap_peers(const struct ushmemi_device_ops *ops, struct ushmemi_dev
     }
 }
 
+/* Tells our fd server the pids of the other PEs on this node: the socket's
+ * name is predictable, and only they may have our heap. */
+static ushmem_status_t allow_local_peers(struct ushmemi_fd_server *server,
+                                         const struct ushmemi_oob *oob,
+                                         const struct ipc_card *cards, uint64_t node_hash)
+{
+    ushmem_status_t status;
+    int npids = 0;
+    pid_t *pids = malloc((size_t)oob->size * sizeof(*pids));
+
+    if (pids == NULL) {
+        ushmemi_error("ushmemi_ipc_connect: PE %d cannot allocate %d pids", oob->rank, oob->size);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    for (int pe = 0; pe < oob->size; pe++)
+        if (pe != oob->rank && cards[pe].node_hash == node_hash)
+            pids[npids++] = (pid_t)cards[pe].pid;
+    status = ushmemi_fd_server_allow(server, pids, npids);
+    free(pids);
+    return status;
+}
+
 ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
                                     struct ushmemi_device *dev, void *heap, size_t heap_size,
                                     const struct ushmemi_ipc_config *config,
@@ -116,7 +138,9 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     }
 
     /* In socket mode every local PE both serves and fetches, so the server
-     * must be listening before anyone can leave the allgather. */
+     * must be listening before anyone can leave the allgather. Who may fetch
+     * is known only from the cards: until then the server keeps clients
+     * waiting (see allow_local_peers). */
     if (config->fd_method != USHMEMI_FD_PIDFD && oob->local_size > 1) {
         status = ushmemi_fd_server_start(oob->job_id, oob->rank, handle.fd, oob->local_size - 1,
                                          NULL, 0, &server);
@@ -135,6 +159,11 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
         ushmemi_error("ushmemi_ipc_connect: PE %d: card exchange failed: %s", oob->rank,
                       ushmemi_status_string(status));
         goto stop_server;
+    }
+    if (server != NULL) {
+        status = allow_local_peers(server, oob, cards, id.node_hash);
+        if (status != USHMEM_OK)
+            goto stop_server;
     }
 
     /* Every PE sees the same cards, so all of them fail here together. */

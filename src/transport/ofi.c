@@ -49,6 +49,9 @@ static struct fi_info *make_hints(bool atomics, bool hmem)
     hints->caps = FI_RMA | (atomics ? FI_ATOMIC : 0) | (hmem ? FI_HMEM : 0);
     hints->mode = FI_CONTEXT | FI_CONTEXT2; /* every operation carries a fi_context2 */
     hints->ep_attr->type = FI_EP_RDM;
+    /* A completion must mean the data is in the peer's heap (blocking put,
+     * quiet), not merely that the source buffer is free again. */
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
     hints->domain_attr->mr_mode = OFI_MR_MODES | (hmem ? FI_MR_HMEM : 0);
     hints->domain_attr->threading = FI_THREAD_SAFE; /* the progress thread and callers */
     hints->domain_attr->av_type = FI_AV_TABLE;
@@ -221,8 +224,15 @@ static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
     memset(&cq_attr, 0, sizeof(cq_attr));
     cq_attr.format = FI_CQ_FORMAT_CONTEXT;
     cq_attr.size = info->tx_attr->size > 0 ? info->tx_attr->size : 1024;
-    cq_attr.wait_obj = FI_WAIT_NONE;
+    /* A wait object lets the progress thread sleep until traffic arrives;
+     * not every provider has one, and polling works everywhere. */
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;
     rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
+    t->cq_can_wait = rc == 0;
+    if (rc != 0) {
+        cq_attr.wait_obj = FI_WAIT_NONE;
+        rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
+    }
     if (rc != 0)
         return failed(t, "fi_cq_open", rc);
 
@@ -299,8 +309,9 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
     t->mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
     t->max_msg = t->info->ep_attr->max_msg_size > 0 ? t->info->ep_attr->max_msg_size : SIZE_MAX;
     ushmemi_debug("ofi: PE %d uses provider %s (fabric %s, domain %s), mr_mode 0x%llx, "
-                  "data progress %s", t->rank, t->prov_name, t->info->fabric_attr->name,
-                  t->info->domain_attr->name, (unsigned long long)mr_mode,
+                  "tx op_flags 0x%llx, data progress %s", t->rank, t->prov_name,
+                  t->info->fabric_attr->name, t->info->domain_attr->name,
+                  (unsigned long long)mr_mode, (unsigned long long)t->info->tx_attr->op_flags,
                   t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
 
     status = open_endpoint(t);

@@ -12,6 +12,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -89,6 +90,7 @@ struct ushmemi_transport {
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_cq *cq;
+    bool cq_can_wait; /* opened with a wait object: fi_cq_sread blocks */
     struct fid_av *av;
     struct fid_ep *ep;
     struct fid_mr *heap_mr;

@@ -98,11 +98,10 @@ static void complete(struct ushmemi_transport *t, struct ofi_op *op, int fi_err)
     atomic_fetch_add(&t->completed, 1);
 }
 
-int ushmemi_ofi_progress(struct ushmemi_transport *t)
+/* Finishes what one CQ read returned: n entries, or the error entry when n
+ * is -FI_EAVAIL. Returns how many operations it finished. */
+static int handle(struct ushmemi_transport *t, const struct fi_cq_entry *entries, ssize_t n)
 {
-    struct fi_cq_entry entries[16];
-    ssize_t n = fi_cq_read(t->cq, entries, 16);
-
     if (n > 0) {
         for (ssize_t i = 0; i < n; i++) {
             if (entries[i].op_context != NULL)
@@ -125,6 +124,12 @@ int ushmemi_ofi_progress(struct ushmemi_transport *t)
     return 0;
 }
 
+int ushmemi_ofi_progress(struct ushmemi_transport *t)
+{
+    struct fi_cq_entry entries[16];
+    return handle(t, entries, fi_cq_read(t->cq, entries, 16));
+}
+
 void *ushmemi_ofi_progress_main(void *arg)
 {
     struct ushmemi_transport *t = arg;
@@ -132,12 +137,22 @@ void *ushmemi_ofi_progress_main(void *arg)
 
     /* Providers with manual data progress (tcp, shm, udp) move a peer's put
      * into our heap only while someone here calls into them; this thread is
-     * that someone while the PE computes or waits elsewhere. */
+     * that someone while the PE computes or waits elsewhere. With a CQ wait
+     * object it sleeps in the provider until there is traffic (and at most
+     * a millisecond, to notice stop); without one it polls and naps. */
     while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-        if (ushmemi_ofi_progress(t) > 0) {
+        struct fi_cq_entry entries[16];
+        ssize_t n;
+        if (t->cq_can_wait)
+            n = fi_cq_sread(t->cq, entries, 16, NULL, 1);
+        else
+            n = fi_cq_read(t->cq, entries, 16);
+        if (handle(t, entries, n) > 0) {
             idle = 0;
             continue;
         }
+        if (t->cq_can_wait)
+            continue;
         if (idle < 16) {
             sched_yield();
         } else {

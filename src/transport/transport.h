@@ -65,10 +65,16 @@ ushmem_status_t ushmemi_fd_get_pidfd(pid_t pid, int remote_fd, int *fd_p);
 struct ushmemi_fd_server;
 /* Listens on the abstract socket "ushmem-<job>-<rank>" and serves `fd` to up
  * to `expected` clients whose SO_PEERCRED uid matches ours and whose pid is in
- * allowed_pids (NULL: any pid of our uid). Serving happens on a thread. */
+ * allowed_pids; other clients are closed without the fd and do not count.
+ * allowed_pids NULL: the list is not known yet, and clients wait until
+ * ushmemi_fd_server_allow gives it. Serving happens on a thread. */
 ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, int expected,
                                         const pid_t *allowed_pids, int npids,
                                         struct ushmemi_fd_server **server_p);
+/* Sets (or replaces) the pids the server may serve, copying the list, and
+ * releases the clients waiting for it. */
+ushmem_status_t ushmemi_fd_server_allow(struct ushmemi_fd_server *server, const pid_t *pids,
+                                        int npids);
 /* Waits for the serving thread (up to timeout_s) and releases everything. */
 ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int timeout_s);
 /* Connects to "ushmem-<job>-<rank>", checks that the server is `pid`, and

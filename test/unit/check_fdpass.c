@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,6 +288,8 @@ START_TEST(socket_server_serves_several_clients)
     int fd = make_memfd(CONTENT);
     unique_job(job, sizeof(job));
 
+    /* No list up front, as ipc_connect does: the clients may connect before
+     * it is given and must be served once it is. */
     ck_assert_int_eq(ushmemi_fd_server_start(job, 2, fd, 3, NULL, 0, &server), USHMEM_OK);
     pid_t kids[3];
     for (int i = 0; i < 3; i++) {
@@ -298,9 +302,128 @@ START_TEST(socket_server_serves_several_clients)
             _exit(fd_holds(got, CONTENT) ? 0 : 2);
         }
     }
+    usleep(20000);
+    ck_assert_int_eq(ushmemi_fd_server_allow(server, kids, 3), USHMEM_OK);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(reap(kids[i], 5.0), 0);
     ck_assert_int_eq(ushmemi_fd_server_stop(server, 5), USHMEM_OK);
+    close(fd);
+}
+END_TEST
+
+/* A same-uid process that is no PE: connects to "@ushmem-<job>-<rank>" by
+ * hand, tells the parent through `connected_w` that it is connected, and
+ * exits 0 when the server closed the connection without any fd, 1 when it
+ * was handed one, 2 on other failures. */
+static pid_t stranger(const char *job, int rank, int connected_w)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid != 0)
+        return pid;
+
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "ushmem-%s-%d", job, rank);
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+    int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (sock < 0)
+        _exit(2);
+    double deadline = now_s() + 5.0;
+    while (connect(sock, (struct sockaddr *)&addr, len) != 0) {
+        if (now_s() > deadline)
+            _exit(2);
+        usleep(1000);
+    }
+    char c = 'c';
+    if (write(connected_w, &c, 1) != 1)
+        _exit(2);
+
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
+    ssize_t got = recvmsg(sock, &msg, 0);
+    if (got < 0)
+        _exit(2);
+    _exit(got == 0 && msg.msg_controllen == 0 ? 0 : 1);
+}
+
+/* The socket's name is predictable: a process of our uid that is not in the
+ * allowed list gets nothing, whether it connects before the list is known or
+ * after, and it does not use up a place meant for a PE. */
+START_TEST(socket_server_refuses_stranger_before_and_after_allow)
+{
+    char job[64];
+    struct ushmemi_fd_server *server;
+    int fd = make_memfd(CONTENT);
+    int connected[2], go[2];
+    char c;
+    unique_job(job, sizeof(job));
+    ck_assert_int_eq(pipe(connected), 0);
+    ck_assert_int_eq(pipe(go), 0);
+
+    /* One place only: a refused stranger counted against it would leave the
+     * real peer without its fd. */
+    ck_assert_int_eq(ushmemi_fd_server_start(job, 4, fd, 1, NULL, 0, &server), USHMEM_OK);
+
+    pid_t early = stranger(job, 4, connected[1]);
+    ck_assert_int_eq(read(connected[0], &c, 1), 1);
+    usleep(50000); /* let the server accept it and wait for the list */
+
+    /* The real peer waits for `go`, so it connects after the late stranger. */
+    pid_t peer = fork();
+    ck_assert_int_ge(peer, 0);
+    if (peer == 0) {
+        close(go[1]);
+        if (read(go[0], &c, 1) != 0)
+            _exit(3);
+        int got;
+        if (ushmemi_fd_get_socket(job, 4, getppid(), 5, &got) != USHMEM_OK)
+            _exit(1);
+        _exit(fd_holds(got, CONTENT) ? 0 : 2);
+    }
+    close(go[0]);
+
+    ck_assert_int_eq(ushmemi_fd_server_allow(server, &peer, 1), USHMEM_OK);
+    ck_assert_int_eq(reap(early, 5.0), 0);
+
+    pid_t late = stranger(job, 4, connected[1]);
+    ck_assert_int_eq(read(connected[0], &c, 1), 1);
+    ck_assert_int_eq(reap(late, 5.0), 0);
+
+    close(go[1]);
+    ck_assert_int_eq(reap(peer, 5.0), 0);
+    ck_assert_int_eq(ushmemi_fd_server_stop(server, 5), USHMEM_OK);
+    close(connected[0]);
+    close(connected[1]);
+    close(fd);
+}
+END_TEST
+
+/* With the list never given, a waiting client is let go by stop, unserved. */
+START_TEST(socket_server_stop_releases_waiting_client)
+{
+    char job[64];
+    struct ushmemi_fd_server *server;
+    int fd = make_memfd(CONTENT);
+    int connected[2];
+    char c;
+    unique_job(job, sizeof(job));
+    ck_assert_int_eq(pipe(connected), 0);
+
+    ck_assert_int_eq(ushmemi_fd_server_start(job, 6, fd, 1, NULL, 0, &server), USHMEM_OK);
+    pid_t early = stranger(job, 6, connected[1]);
+    ck_assert_int_eq(read(connected[0], &c, 1), 1);
+    double t0 = now_s();
+    ck_assert_int_eq(ushmemi_fd_server_stop(server, 0), USHMEM_ERR_TIMEOUT);
+    ck_assert(now_s() - t0 < 1.0);
+    ck_assert_int_eq(reap(early, 5.0), 0);
+    close(connected[0]);
+    close(connected[1]);
     close(fd);
 }
 END_TEST
@@ -540,6 +663,8 @@ static Suite *fdpass_suite(void)
     tcase_add_test(sock, socket_server_stop_has_deadline);
     tcase_add_test(sock, socket_client_times_out_without_server);
     tcase_add_test(sock, socket_server_serves_several_clients);
+    tcase_add_test(sock, socket_server_refuses_stranger_before_and_after_allow);
+    tcase_add_test(sock, socket_server_stop_releases_waiting_client);
     suite_add_tcase(s, sock);
 
     TCase *ipc = tcase_create("ipc_connect");

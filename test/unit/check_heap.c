@@ -67,6 +67,34 @@ START_TEST(test_exhaustion_and_reuse)
 }
 END_TEST
 
+START_TEST(test_resize_in_place)
+{
+    char *a = ushmemi_heap_alloc(0, HEAP_SIZE * 3 / 4);
+    ck_assert_ptr_nonnull(a);
+    /* Shrinking works even though a copy would not fit. */
+    ck_assert(ushmemi_heap_resize(a, HEAP_SIZE / 4));
+    ck_assert_uint_eq(ushmemi_heap_block_size(a), HEAP_SIZE / 4);
+    char *b = ushmemi_heap_alloc(0, HEAP_SIZE / 2);
+    ck_assert_ptr_eq(b, a + HEAP_SIZE / 4); /* the freed tail is reusable */
+    ck_assert(ushmemi_heap_free(b));
+    /* Growing into the free neighbour, then all of the heap. */
+    ck_assert(ushmemi_heap_resize(a, HEAP_SIZE / 2));
+    ck_assert(ushmemi_heap_resize(a, HEAP_SIZE));
+    ck_assert_uint_eq(ushmemi_heap_bytes_in_use(), HEAP_SIZE);
+    ck_assert(!ushmemi_heap_resize(a, HEAP_SIZE + 64));
+    ck_assert(ushmemi_heap_resize(a, 64));
+    /* A used neighbour blocks growth. */
+    char *c = ushmemi_heap_alloc(0, 64);
+    ck_assert_ptr_eq(c, a + 64);
+    ck_assert(!ushmemi_heap_resize(a, 128));
+    ck_assert_uint_eq(ushmemi_heap_block_size(a), 64);
+    ck_assert(ushmemi_heap_free(c));
+    ck_assert(ushmemi_heap_free(a));
+    ck_assert_uint_eq(ushmemi_heap_bytes_in_use(), 0);
+    ck_assert_ptr_eq(ushmemi_heap_alloc(0, HEAP_SIZE), arena);
+}
+END_TEST
+
 START_TEST(test_bad_free)
 {
     char *a = ushmemi_heap_alloc(0, 256);
@@ -139,6 +167,7 @@ int main(void)
     tcase_add_test(tc, test_alignment_and_bounds);
     tcase_add_test(tc, test_exhaustion_and_reuse);
     tcase_add_test(tc, test_bad_free);
+    tcase_add_test(tc, test_resize_in_place);
     tcase_add_test(tc, test_deterministic);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

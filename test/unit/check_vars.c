@@ -24,11 +24,20 @@ START_TEST(test_parse_size)
     ck_assert_int_eq(ushmemi_parse_size("1T", &v), USHMEM_OK);
     ck_assert_uint_eq(v, (size_t)1 << 40);
 
+    ck_assert_int_eq(ushmemi_parse_size("1.5G", &v), USHMEM_OK);
+    ck_assert_uint_eq(v, (size_t)3 << 29);
+    ck_assert_int_eq(ushmemi_parse_size("0.5k", &v), USHMEM_OK);
+    ck_assert_uint_eq(v, 512);
+    ck_assert_int_eq(ushmemi_parse_size("2.5", &v), USHMEM_OK);
+    ck_assert_uint_eq(v, 3); /* bytes round up */
+
     v = 77;
+    ck_assert_int_eq(ushmemi_parse_size("1.G", &v), USHMEM_ERR_INVALID_VALUE);
+    ck_assert_int_eq(ushmemi_parse_size("1.5.5G", &v), USHMEM_ERR_INVALID_VALUE);
+    ck_assert_int_eq(ushmemi_parse_size("1.5e3", &v), USHMEM_ERR_INVALID_VALUE);
     ck_assert_int_eq(ushmemi_parse_size("12Q", &v), USHMEM_ERR_INVALID_VALUE);
     ck_assert_int_eq(ushmemi_parse_size("", &v), USHMEM_ERR_INVALID_VALUE);
     ck_assert_int_eq(ushmemi_parse_size("-1", &v), USHMEM_ERR_INVALID_VALUE);
-    ck_assert_int_eq(ushmemi_parse_size("1.5G", &v), USHMEM_ERR_INVALID_VALUE);
     ck_assert_int_eq(ushmemi_parse_size("10 M", &v), USHMEM_ERR_INVALID_VALUE);
     ck_assert_int_eq(ushmemi_parse_size("99999999999999999999", &v), USHMEM_ERR_INVALID_VALUE);
     ck_assert_int_eq(ushmemi_parse_size("99999999999T", &v), USHMEM_ERR_INVALID_VALUE);

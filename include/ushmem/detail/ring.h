@@ -247,9 +247,13 @@ USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_ring_header) == 5 * USHMEM_RING_C
     (sizeof(struct ushmem_ring_header) +                                      \
      (size_t)(capacity) * sizeof(struct ushmem_ring_request))
 
-/* What a producer remembers between requests: one past its last ticket. */
+/* What a producer remembers between requests: one per producer and ring,
+ * zeroed before the first request. */
 struct ushmem_ring_producer {
-    uint64_t issued;
+    uint64_t issued;    /* one past its last ticket, for quiet */
+    uint64_t head_seen; /* the consumer's head as last read: it only grows, so
+                         * a stale value is safe and spares a read of a cache
+                         * line that the consumer writes on every request */
 };
 
 USHMEM_RING_INLINE struct ushmem_ring_request *ushmem_ring_slot(struct ushmem_ring_header *r,
@@ -272,14 +276,20 @@ USHMEM_RING_INLINE void ushmem_ring_backoff(unsigned *spins)
 }
 
 /* Takes a ticket and waits until its slot is free. */
-USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r)
+USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r,
+                                                struct ushmem_ring_producer *p)
 {
     uint64_t ticket = ushmem_ring_fetch_add(&r->tail, 1);
     unsigned spins = 0;
 
-    while (ticket - ushmem_ring_load_acquire(&r->head) >= r->capacity)
+    if (ticket - p->head_seen < r->capacity)
+        return ticket;
+    for (;;) {
+        p->head_seen = ushmem_ring_load_acquire(&r->head);
+        if (ticket - p->head_seen < r->capacity)
+            return ticket;
         ushmem_ring_backoff(&spins);
-    return ticket;
+    }
 }
 
 /* Fills the reserved slot from req (its seq is ignored) and publishes it:
@@ -308,7 +318,7 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_submit(struct ushmem_ring_header *r,
                                                struct ushmem_ring_producer *p,
                                                const struct ushmem_ring_request *req)
 {
-    uint64_t ticket = ushmem_ring_reserve(r);
+    uint64_t ticket = ushmem_ring_reserve(r, p);
 
     ushmem_ring_publish(r, ticket, req);
     if (ticket + 1 > p->issued)

@@ -12,7 +12,7 @@
  *   abort R CODE     PE R calls PMIx_Abort(CODE); the others wait
  *   early R          PE R exits 0 at once without PMIx_Finalize; the others
  *                    finalize after a moment and exit 0
- *   hang [R]         every PE (but R) waits for a signal; R exits 0
+ *   hang [R]         every PE (but R) waits for a signal; R finalizes and exits 0
  *   term             on SIGTERM a PE writes term.RANK and exits 0
  *   args ...         prints "RANK:" then its arguments, each in [brackets]
  * Exit status 10+ means the PE itself found something wrong. */
@@ -191,8 +191,10 @@ int main(int argc, char **argv)
             _exit(0);
         usleep(200000);
     } else if (strcmp(mode, "hang") == 0 || strcmp(mode, "term") == 0) {
-        if (chosen)
+        if (chosen) {
+            PMIx_Finalize(NULL, 0);
             _exit(0);
+        }
         wait_for_signal();
     } else {
         fprintf(stderr, "launcher_pe: unknown mode %s\n", mode);

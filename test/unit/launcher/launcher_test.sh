@@ -137,10 +137,11 @@ abort) # PMIx_Abort ends the job with its status and message
     expect_faster_than 2000
     expect_no_leftovers
     ;;
-early-exit) # a PE may exit 0 without PMIx_Finalize while others still run
+early-exit) # a PE that exits 0 without finalizing ends the job: its peers would wait forever
     run -n 3 "$pe" early 1
-    expect_code 0
-    [ ! -s "$scratch/err" ] || fail "unexpected messages"
+    expect_code 1
+    expect_err '^oshrun: PE 1 \(pid [0-9]+\) exited with status 0 without calling shmem_finalize'
+    expect_faster_than 2000
     expect_no_leftovers
     ;;
 timeout) # --timeout ends a hung job, naming the PEs still running

@@ -30,6 +30,19 @@ int main(void)
                   theirs[2], mine[0], mine[1], mine[2]);
     }
 
+    /* Large alignments hold on every PE and stay symmetric. */
+    for (size_t align = 8192; align <= ((size_t)2 << 20); align *= 4) {
+        long *big = shmem_align(align, 3 * sizeof(long));
+        MPE_CHECK(big != NULL && (uintptr_t)big % align == 0, "shmem_align(%zu) gave %p", align,
+                  (void *)big);
+        shmem_long_p(&big[1], me, (me + 1) % npes);
+        shmem_barrier_all();
+        MPE_CHECK(big[1] == (me - 1 + npes) % npes, "aligned block from left = %ld", big[1]);
+        shmem_free(big);
+    }
+    MPE_CHECK(shmem_align((size_t)4 << 20, 8) == NULL, "an 8 MiB alignment was accepted");
+    MPE_CHECK(shmem_align(3000, 8) == NULL, "alignment 3000 was accepted");
+
     /* calloc gives zeroes even over memory that held data. */
     memset(a, 0xab, 1000);
     shmem_barrier_all();
@@ -52,6 +65,15 @@ int main(void)
     shmem_barrier_all();
     int left = (me - 1 + npes) % npes;
     MPE_CHECK(bigger[99999] == left + 7, "realloc'd tail from PE %d = %d", left, bigger[99999]);
+
+    /* Shrinking a block that fills most of the heap works in place. */
+    char *most = shmem_malloc((size_t)40 << 20);
+    MPE_CHECK(most != NULL, "40 MiB block");
+    most[0] = (char)me;
+    char *shrunk = shmem_realloc(most, (size_t)1 << 20);
+    MPE_CHECK(shrunk == most && shrunk[0] == (char)me, "shrinking realloc gave %p (was %p)",
+              (void *)shrunk, (void *)most);
+    shmem_free(shrunk);
 
     /* Exhaustion: NULL on every PE, and the heap still works afterwards. */
     void *huge = shmem_malloc((size_t)1 << 40);

@@ -3,6 +3,8 @@
  * every PE; initial values survive shmem_init and values survive finalize. */
 #include <shmem.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mpe_check.h"
 
@@ -71,6 +73,20 @@ int main(void)
     for (int i = 0; i < N; i++)
         MPE_CHECK(sum_dst[i] == (long)npes * (npes - 1) / 2 + (long)npes * i, "sum_dst[%d] = %ld",
                   i, sum_dst[i]);
+
+    /* A forked child's globals are its own, not shared with the parent. */
+    counter = 17;
+    pid_t child = fork();
+    if (child == 0) {
+        counter = 42;
+        _exit(counter == 42 ? 0 : 1);
+    }
+    int wstatus = 0;
+    MPE_CHECK(child > 0 && waitpid(child, &wstatus, 0) == child && WIFEXITED(wstatus) &&
+                  WEXITSTATUS(wstatus) == 0, "fork/wait failed");
+    MPE_CHECK(counter == 17, "the child's write reached the parent: %d", counter);
+    shmem_barrier_all();
+    counter = npes * (npes + 1) / 2;
 
     shmem_finalize();
     /* The globals are private memory again and keep their values. */

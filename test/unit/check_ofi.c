@@ -1,0 +1,975 @@
+/* Check suite for the ofi transport, driven without the host layer: the PEs
+ * are forked children that implement the out-of-band exchange among
+ * themselves in an anonymous shared mapping, each with a heap from the cpu
+ * backend. Every provider runs the same cases; FI_PROVIDER is set in each
+ * child before its first libfabric call (libfabric reads it only once per
+ * process), and a provider this machine lacks is skipped with a reason. */
+#include <check.h>
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ushmem_config.h"
+
+#include "../../src/common/log.h"
+#include "../../src/device/device.h"
+#include "../../src/transport/transport.h"
+#if USHMEM_HAVE_OFI
+#include "../../src/transport/ofi.h"
+#endif
+
+#define MAX_PES 4
+#define MAX_CARD 512
+#define MiB (1024 * 1024)
+#define MAX_XFER (4 * MiB)
+/* Heap layout: a receive region per source PE, a region each PE fills for
+ * gets, then the atomic area. */
+#define PUT_AREA 0
+#define OWN_AREA ((uint64_t)MAX_PES * MAX_XFER)
+#define AMO_AREA (OWN_AREA + MAX_XFER)
+#define FLAG_AREA (AMO_AREA + 64 * 1024)
+#define HEAP_SIZE ((size_t)FLAG_AREA + 64 * 1024)
+
+#define SKIP_CODE 77
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The out-of-band exchange among forked PEs. */
+
+struct shared_oob {
+    atomic_int arrived;
+    atomic_int generation;
+    int size;
+    unsigned char slots[MAX_PES][MAX_CARD];
+    /* Results the PEs hand to each other for cross-PE checks. */
+    int64_t fetched[MAX_PES][MAX_PES][64]; /* [target][source][i] */
+    atomic_int winners[MAX_PES][6];        /* cswap winners per target and type */
+};
+
+struct fake_ctx {
+    struct shared_oob *shm;
+    int rank;
+};
+
+static ushmem_status_t fake_barrier(void *ctx)
+{
+    struct fake_ctx *c = ctx;
+    struct shared_oob *shm = c->shm;
+    int gen = atomic_load(&shm->generation);
+
+    if (atomic_fetch_add(&shm->arrived, 1) == shm->size - 1) {
+        atomic_store(&shm->arrived, 0);
+        atomic_fetch_add(&shm->generation, 1);
+        return USHMEM_OK;
+    }
+    double deadline = now_s() + 20.0;
+    unsigned spins = 0;
+    while (atomic_load(&shm->generation) == gen) {
+        if (now_s() > deadline)
+            return USHMEM_ERR_TIMEOUT;
+        if (spins++ < 100) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return USHMEM_OK;
+}
+
+static ushmem_status_t fake_allgather(void *ctx, const void *mine, void *all, size_t len)
+{
+    struct fake_ctx *c = ctx;
+    if (len > MAX_CARD)
+        return USHMEM_ERR_INVALID_PARAM;
+    memcpy(c->shm->slots[c->rank], mine, len);
+    ushmem_status_t st = fake_barrier(ctx);
+    if (st != USHMEM_OK)
+        return st;
+    for (int i = 0; i < c->shm->size; i++)
+        memcpy((unsigned char *)all + (size_t)i * len, c->shm->slots[i], len);
+    return fake_barrier(ctx);
+}
+
+static struct shared_oob *shared_new(int npes)
+{
+    struct shared_oob *shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE,
+                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(shm, MAP_FAILED);
+    memset(shm, 0, sizeof(*shm));
+    shm->size = npes;
+    return shm;
+}
+
+/* Waits for a child, killing it when it outlives limit_s; its exit code,
+ * or -1 when it died otherwise (-2 when killed here). */
+static int reap(pid_t pid, double limit_s)
+{
+    double deadline = now_s() + limit_s;
+    int wstatus;
+    for (;;) {
+        pid_t r = waitpid(pid, &wstatus, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0)
+            return -1;
+        if (now_s() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &wstatus, 0);
+            return -2;
+        }
+        usleep(1000);
+    }
+    if (WIFSIGNALED(wstatus))
+        return -100 - WTERMSIG(wstatus);
+    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+}
+
+#if USHMEM_HAVE_OFI
+
+static const struct ushmemi_transport_ops *ops = &ushmemi_transport_ofi_ops;
+
+/* One PE's world. */
+struct pe {
+    int rank, npes;
+    const char *provider;
+    struct fake_ctx ctx;
+    struct ushmemi_oob oob;
+    const struct ushmemi_device_ops *dev_ops;
+    struct ushmemi_device *dev;
+    unsigned char *heap;
+    struct ushmemi_transport *t;
+};
+
+typedef int (*pe_body)(struct pe *pe);
+
+static int pe_barrier(struct pe *pe)
+{
+    return fake_barrier(&pe->ctx) == USHMEM_OK ? 0 : 1;
+}
+
+/* Sets up one PE, runs body and tears down; the exit code names the first
+ * failure (0 pass, 77 provider missing). */
+static int pe_main(struct shared_oob *shm, int rank, int npes, const char *provider, pe_body body)
+{
+    struct pe pe = {.rank = rank, .npes = npes, .provider = provider, .ctx = {shm, rank}};
+    pe.oob = (struct ushmemi_oob){.rank = rank, .size = npes, .local_rank = rank,
+                                  .local_size = npes, .job_id = "chkofi", .ctx = &pe.ctx,
+                                  .allgather = fake_allgather, .barrier = fake_barrier};
+    if (setenv("FI_PROVIDER", provider, 1) != 0)
+        return 2;
+    ushmemi_log_set_pe(rank);
+    if (ushmemi_device_open("cpu", rank, npes, &pe.dev_ops, &pe.dev) != USHMEM_OK)
+        return 3;
+    if (pe.dev_ops->heap_alloc(pe.dev, HEAP_SIZE, (void **)&pe.heap) != USHMEM_OK)
+        return 4;
+    memset(pe.heap, 0, HEAP_SIZE);
+    struct ushmemi_transport_params params = {.oob = &pe.oob, .dev_ops = pe.dev_ops,
+                                              .dev = pe.dev, .heap = pe.heap,
+                                              .heap_size = HEAP_SIZE, .heap_is_device = 0};
+    ushmem_status_t st = ops->init(&params, &pe.t);
+    if (st == USHMEM_ERR_UNSUPPORTED)
+        return SKIP_CODE;
+    if (st != USHMEM_OK)
+        return 5;
+    int rc = body(&pe);
+    if (rc == 0 && ops->quiet(pe.t) != USHMEM_OK)
+        rc = 6;
+    /* Peers may still be reading from this heap until everyone is done. */
+    if (pe_barrier(&pe) != 0 && rc == 0)
+        rc = 7;
+    ops->fini(pe.t);
+    pe.dev_ops->heap_free(pe.dev, pe.heap, HEAP_SIZE);
+    pe.dev_ops->close(pe.dev);
+    return rc;
+}
+
+/* Forks npes PEs running body over provider; returns 0 when all passed,
+ * SKIP_CODE when the provider is absent, or the first failing code. */
+static int run_pes(int npes, const char *provider, pe_body body, double limit_s)
+{
+    struct shared_oob *shm = shared_new(npes);
+    pid_t pids[MAX_PES];
+    for (int r = 0; r < npes; r++) {
+        pids[r] = fork();
+        ck_assert_int_ge(pids[r], 0);
+        if (pids[r] == 0)
+            _exit(pe_main(shm, r, npes, provider, body));
+    }
+    int result = 0;
+    for (int r = 0; r < npes; r++) {
+        int rc = reap(pids[r], limit_s);
+        if (rc != 0 && (result == 0 || result == SKIP_CODE)) {
+            if (rc != 0)
+                fprintf(stderr, "%s: PE %d of %d exited with %d\n", provider, r, npes, rc);
+            result = rc;
+        }
+    }
+    munmap(shm, sizeof(*shm));
+    return result;
+}
+
+static int probe_body(struct pe *pe)
+{
+    (void)pe;
+    return 0;
+}
+
+/* Whether provider works on this machine at all: one PE alone, in a child
+ * so that FI_PROVIDER is read fresh. Prints why when it does not. */
+static bool provider_present(const char *provider)
+{
+    int rc = run_pes(1, provider, probe_body, 20.0);
+    if (rc == SKIP_CODE) {
+        printf("SKIP: libfabric offers no FI_RMA RDM endpoint from provider '%s' here\n",
+               provider);
+        return false;
+    }
+    ck_assert_msg(rc == 0, "single-PE init over %s failed with %d", provider, rc);
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Put and get. */
+
+static unsigned char pattern(int src, int dst, size_t size, size_t i)
+{
+    return (unsigned char)(src * 31 + dst * 7 + i * 13 + size + (i >> 8));
+}
+
+static const size_t sizes[] = {1, 7, 64, 4096, 65536 + 3, MiB, MAX_XFER};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static int check_region(const unsigned char *p, int src, int dst, size_t size)
+{
+    for (size_t i = 0; i < size; i++) {
+        if (p[i] != pattern(src, dst, size, i)) {
+            fprintf(stderr, "PE %d: byte %zu of a %zu-byte transfer from PE %d is %u, want %u\n",
+                    dst, i, size, src, p[i], pattern(src, dst, size, i));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int rma_body(struct pe *pe)
+{
+    unsigned char *buf = malloc(MAX_XFER);
+    int rc = 0;
+    if (buf == NULL)
+        return 20;
+
+    /* put: every PE writes into region[rank] of every PE, itself included;
+     * the receiver checks every byte. */
+    for (size_t s = 0; s < NSIZES && rc == 0; s++) {
+        size_t size = sizes[s];
+        for (int dst = 0; dst < pe->npes && rc == 0; dst++) {
+            for (size_t i = 0; i < size; i++)
+                buf[i] = pattern(pe->rank, dst, size, i);
+            if (ops->put(pe->t, dst, PUT_AREA + (uint64_t)pe->rank * MAX_XFER, buf, size) !=
+                USHMEM_OK)
+                rc = 21;
+        }
+        if (pe_barrier(pe) != 0)
+            rc = rc ? rc : 22;
+        for (int src = 0; src < pe->npes && rc == 0; src++) {
+            if (check_region(pe->heap + PUT_AREA + (size_t)src * MAX_XFER, src, pe->rank, size))
+                rc = 23;
+            /* The byte past the end stays untouched. */
+            if (size < MAX_XFER && pe->heap[PUT_AREA + (size_t)src * MAX_XFER + size] != 0)
+                rc = 24;
+        }
+        if (pe_barrier(pe) != 0)
+            rc = rc ? rc : 25;
+    }
+
+    /* get: every PE fills its own region, then reads every peer's. */
+    for (size_t s = 0; s < NSIZES && rc == 0; s++) {
+        size_t size = sizes[s];
+        for (size_t i = 0; i < size; i++)
+            pe->heap[OWN_AREA + i] = pattern(pe->rank, pe->rank, size, i);
+        if (pe_barrier(pe) != 0)
+            rc = 26;
+        for (int src = 0; src < pe->npes && rc == 0; src++) {
+            memset(buf, 0xee, size);
+            if (ops->get(pe->t, src, buf, OWN_AREA, size) != USHMEM_OK)
+                rc = 27;
+            else if (check_region(buf, src, src, size))
+                rc = 28;
+        }
+        if (pe_barrier(pe) != 0)
+            rc = rc ? rc : 29;
+    }
+
+    /* Out of range and bad PEs are refused, not sent. */
+    if (rc == 0 && ops->put(pe->t, 0, HEAP_SIZE - 4, buf, 8) != USHMEM_ERR_OUT_OF_RANGE)
+        rc = 30;
+    if (rc == 0 && ops->get(pe->t, pe->npes, buf, 0, 8) != USHMEM_ERR_INVALID_PARAM)
+        rc = 31;
+    free(buf);
+    return rc;
+}
+
+/* nbi: many small puts from one buffer that changes at once after each
+ * call (the transport must have taken the bytes), a large one, then quiet. */
+static int nbi_body(struct pe *pe)
+{
+    enum { N = 200, SZ = 96, BIG = 100 * 1024 };
+    unsigned char src[SZ];
+    unsigned char *big = malloc(BIG);
+    int rc = 0;
+    if (big == NULL)
+        return 40;
+
+    for (int dst = 0; dst < pe->npes && rc == 0; dst++) {
+        uint64_t region = PUT_AREA + (uint64_t)pe->rank * MAX_XFER;
+        for (int k = 0; k < N && rc == 0; k++) {
+            for (size_t i = 0; i < SZ; i++)
+                src[i] = pattern(pe->rank, dst, (size_t)k, i);
+            if (ops->put_nbi(pe->t, dst, region + (uint64_t)k * SZ, src, SZ) != USHMEM_OK)
+                rc = 41;
+            memset(src, 0xdd, SZ); /* reused at once */
+        }
+        for (size_t i = 0; i < BIG; i++)
+            big[i] = pattern(pe->rank, dst, BIG, i);
+        if (rc == 0 && ops->put_nbi(pe->t, dst, region + MiB, big, BIG) != USHMEM_OK)
+            rc = 42;
+        memset(big, 0xdd, BIG);
+    }
+    if (rc == 0 && ops->quiet(pe->t) != USHMEM_OK)
+        rc = 43;
+    if (pe_barrier(pe) != 0)
+        rc = rc ? rc : 44;
+    for (int src_pe = 0; src_pe < pe->npes && rc == 0; src_pe++) {
+        const unsigned char *region = pe->heap + PUT_AREA + (size_t)src_pe * MAX_XFER;
+        for (int k = 0; k < N && rc == 0; k++) {
+            for (size_t i = 0; i < SZ; i++) {
+                if (region[(size_t)k * SZ + i] != pattern(src_pe, pe->rank, (size_t)k, i)) {
+                    fprintf(stderr, "PE %d: nbi put %d from PE %d wrong at byte %zu\n", pe->rank,
+                            k, src_pe, i);
+                    rc = 45;
+                    break;
+                }
+            }
+        }
+        if (rc == 0 && check_region(region + MiB, src_pe, pe->rank, BIG))
+            rc = 46;
+    }
+
+    /* get_nbi: several gets from every peer in flight, complete at quiet. */
+    for (size_t i = 0; i < BIG; i++)
+        pe->heap[OWN_AREA + i] = pattern(pe->rank, pe->rank, BIG, i);
+    if (pe_barrier(pe) != 0)
+        rc = rc ? rc : 47;
+    unsigned char *dst = calloc((size_t)pe->npes, BIG);
+    if (dst == NULL)
+        rc = rc ? rc : 48;
+    for (int p = 0; p < pe->npes && rc == 0; p++) {
+        for (size_t off = 0; off < BIG && rc == 0; off += BIG / 4) {
+            if (ops->get_nbi(pe->t, p, dst + (size_t)p * BIG + off, OWN_AREA + off, BIG / 4) !=
+                USHMEM_OK)
+                rc = 49;
+        }
+    }
+    if (rc == 0 && ops->quiet(pe->t) != USHMEM_OK)
+        rc = 50;
+    for (int p = 0; p < pe->npes && rc == 0; p++) {
+        if (check_region(dst + (size_t)p * BIG, p, p, BIG))
+            rc = 51;
+    }
+    free(dst);
+    free(big);
+    return rc;
+}
+
+/* fence: a payload then a flag to the next PE; whoever sees the flag must
+ * see the payload. Repeated so that a reordering has a chance to show. */
+static int fence_body(struct pe *pe)
+{
+    enum { ROUNDS = 20, CHUNK = 8 * 1024, CHUNKS = 8 };
+    int next = (pe->rank + 1) % pe->npes, prev = (pe->rank + pe->npes - 1) % pe->npes;
+    uint64_t payload = PUT_AREA + (uint64_t)pe->rank * MAX_XFER; /* region of sender */
+    volatile uint64_t *flag = (volatile uint64_t *)(pe->heap + FLAG_AREA);
+    unsigned char chunk[CHUNK];
+
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (int c = 0; c < CHUNKS; c++) {
+            memset(chunk, (round * 16 + c) & 0xff, CHUNK);
+            if (ops->put_nbi(pe->t, next, payload + (uint64_t)c * CHUNK, chunk, CHUNK) != USHMEM_OK)
+                return 60;
+        }
+        if (ops->fence(pe->t) != USHMEM_OK)
+            return 61;
+        uint64_t value = (uint64_t)round;
+        if (ops->put_nbi(pe->t, next, FLAG_AREA, &value, sizeof(value)) != USHMEM_OK)
+            return 62;
+        /* Wait for our own flag from prev, then check its payload. */
+        double deadline = now_s() + 10.0;
+        while (*flag < (uint64_t)round) {
+            if (now_s() > deadline)
+                return 63;
+            sched_yield();
+        }
+        atomic_thread_fence(memory_order_acquire);
+        const unsigned char *got = pe->heap + PUT_AREA + (size_t)prev * MAX_XFER;
+        for (size_t i = 0; i < (size_t)CHUNK * CHUNKS; i++) {
+            if (got[i] != ((round * 16 + (int)(i / CHUNK)) & 0xff)) {
+                fprintf(stderr, "PE %d: round %d payload byte %zu not there before the flag\n",
+                        pe->rank, round, i);
+                return 64;
+            }
+        }
+        if (ops->quiet(pe->t) != USHMEM_OK || pe_barrier(pe) != 0)
+            return 65;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Atomics. */
+
+static const enum ushmemi_amo_type int_types[] = {USHMEMI_AMO_INT32, USHMEMI_AMO_UINT32,
+                                                  USHMEMI_AMO_INT64, USHMEMI_AMO_UINT64};
+
+static size_t type_size(enum ushmemi_amo_type type)
+{
+    return type == USHMEMI_AMO_INT32 || type == USHMEMI_AMO_UINT32 || type == USHMEMI_AMO_FLOAT
+               ? 4
+               : 8;
+}
+
+/* Values travel as the type's bytes; 64-bit holders convert. */
+static void to_type(enum ushmemi_amo_type type, int64_t v, void *out)
+{
+    switch (type) {
+    case USHMEMI_AMO_INT32: {
+        int32_t x = (int32_t)v;
+        memcpy(out, &x, 4);
+        break;
+    }
+    case USHMEMI_AMO_UINT32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(out, &x, 4);
+        break;
+    }
+    case USHMEMI_AMO_FLOAT: {
+        float x = (float)v;
+        memcpy(out, &x, 4);
+        break;
+    }
+    case USHMEMI_AMO_DOUBLE: {
+        double x = (double)v;
+        memcpy(out, &x, 8);
+        break;
+    }
+    default:
+        memcpy(out, &v, 8);
+        break;
+    }
+}
+
+static int64_t from_type(enum ushmemi_amo_type type, const void *in)
+{
+    switch (type) {
+    case USHMEMI_AMO_INT32: {
+        int32_t x;
+        memcpy(&x, in, 4);
+        return x;
+    }
+    case USHMEMI_AMO_UINT32: {
+        uint32_t x;
+        memcpy(&x, in, 4);
+        return x;
+    }
+    case USHMEMI_AMO_FLOAT: {
+        float x;
+        memcpy(&x, in, 4);
+        return (int64_t)x;
+    }
+    case USHMEMI_AMO_DOUBLE: {
+        double x;
+        memcpy(&x, in, 8);
+        return (int64_t)x;
+    }
+    default: {
+        int64_t x;
+        memcpy(&x, in, 8);
+        return x;
+    }
+    }
+}
+
+/* Slot offsets in the atomic area: one 64-byte line per (what, type). */
+enum { SLOT_ADD, SLOT_FADD, SLOT_AND, SLOT_OR, SLOT_XOR, SLOT_CSWAP1, SLOT_CSWAP_LOOP, SLOT_SET };
+static uint64_t amo_slot(int what, enum ushmemi_amo_type type, int index)
+{
+    return AMO_AREA + ((uint64_t)what * 6 + (uint64_t)type) * 64 * MAX_PES + (uint64_t)index * 8;
+}
+
+static int64_t local_value(struct pe *pe, uint64_t offset, enum ushmemi_amo_type type)
+{
+    return from_type(type, pe->heap + offset);
+}
+
+/* Equal in the type's width (a 32-bit all-ones reads back as -1 or 2^32-1). */
+static bool same(enum ushmemi_amo_type type, int64_t a, int64_t b)
+{
+    uint64_t m = type_size(type) == 4 ? 0xffffffffu : ~(uint64_t)0;
+    return ((uint64_t)a & m) == ((uint64_t)b & m);
+}
+
+static int amo(struct pe *pe, int target, uint64_t offset, enum ushmemi_amo_op op,
+               enum ushmemi_amo_type type, int64_t operand, int64_t compare, int64_t *result)
+{
+    unsigned char o[8], c[8], r[8];
+    to_type(type, operand, o);
+    to_type(type, compare, c);
+    ushmem_status_t st = ops->atomic(pe->t, target, offset, op, type, o, c,
+                                     result != NULL ? r : NULL);
+    if (st != USHMEM_OK) {
+        fprintf(stderr, "PE %d: atomic %d type %d to PE %d: %s\n", pe->rank, (int)op, (int)type,
+                target, ushmemi_status_name(st));
+        return 1;
+    }
+    if (result != NULL)
+        *result = from_type(type, r);
+    return 0;
+}
+
+enum { K = 16 }; /* operations per PE per target */
+
+static int amo_int_body(struct pe *pe, enum ushmemi_amo_type type)
+{
+    int n = pe->npes, me = pe->rank;
+    int64_t all_ones = type_size(type) == 4 ? (int64_t)0xffffffff : -1;
+    unsigned char init[8];
+
+    /* Each PE prepares its own slots before anyone targets them. */
+    to_type(type, all_ones, init);
+    memcpy(pe->heap + amo_slot(SLOT_AND, type, 0), init, type_size(type));
+    if (pe_barrier(pe) != 0)
+        return 70;
+
+    for (int dst = 0; dst < n; dst++) {
+        int64_t prev = -1, got;
+        for (int k = 0; k < K; k++) {
+            if (amo(pe, dst, amo_slot(SLOT_ADD, type, 0), USHMEMI_AMO_ADD, type, me + 1, 0, NULL))
+                return 71;
+            if (amo(pe, dst, amo_slot(SLOT_FADD, type, 0), USHMEMI_AMO_ADD, type, 1, 0, &got))
+                return 72;
+            /* This PE's own fetches on one target only ever grow. */
+            if (got <= prev)
+                return 73;
+            prev = got;
+            pe->ctx.shm->fetched[dst][me][k] = got;
+        }
+        /* Fetching variants on odd ranks, plain ones on even ranks. */
+        int64_t *res = (me & 1) ? &got : NULL;
+        if (amo(pe, dst, amo_slot(SLOT_AND, type, 0), USHMEMI_AMO_AND, type, ~((int64_t)1 << me),
+                0, res) ||
+            amo(pe, dst, amo_slot(SLOT_OR, type, 0), USHMEMI_AMO_OR, type, (int64_t)1 << me, 0,
+                res) ||
+            amo(pe, dst, amo_slot(SLOT_XOR, type, 0), USHMEMI_AMO_XOR, type,
+                (int64_t)0x101 << me, 0, res) ||
+            amo(pe, dst, amo_slot(SLOT_XOR, type, 0), USHMEMI_AMO_XOR, type, (int64_t)1 << me, 0,
+                res))
+            return 74;
+        /* Contention: exactly one PE turns 0 into its rank + 1. */
+        if (amo(pe, dst, amo_slot(SLOT_CSWAP1, type, 0), USHMEMI_AMO_CSWAP, type, me + 1, 0, &got))
+            return 75;
+        if (got == 0)
+            atomic_fetch_add(&pe->ctx.shm->winners[dst][type], 1);
+        else if (got < 1 || got > n)
+            return 76;
+        /* Increment through a compare-and-swap loop, as locks do. */
+        for (int k = 0; k < K; k++) {
+            int64_t seen = 0, old;
+            if (amo(pe, dst, amo_slot(SLOT_CSWAP_LOOP, type, 0), USHMEMI_AMO_FETCH, type, 0, 0,
+                    &seen))
+                return 77;
+            for (int tries = 0;; tries++) {
+                if (amo(pe, dst, amo_slot(SLOT_CSWAP_LOOP, type, 0), USHMEMI_AMO_CSWAP, type,
+                        seen + 1, seen, &old))
+                    return 78;
+                if (old == seen)
+                    break;
+                if (tries > 100000)
+                    return 79;
+                seen = old;
+            }
+        }
+        /* set, then swap back our own slot on the peer: the swap sees the set. */
+        if (amo(pe, dst, amo_slot(SLOT_SET, type, me), USHMEMI_AMO_SET, type, 1000 + me * 10 + dst,
+                0, NULL))
+            return 80;
+        if (amo(pe, dst, amo_slot(SLOT_SET, type, me), USHMEMI_AMO_SWAP, type, 2000 + me, 0, &got))
+            return 81;
+        if (got != 1000 + me * 10 + dst)
+            return 82;
+    }
+    if (pe_barrier(pe) != 0)
+        return 83;
+
+    /* Every total is known: check our own heap. */
+    int64_t sum_ranks = (int64_t)n * (n + 1) / 2, mask = ((int64_t)1 << n) - 1;
+    if (local_value(pe, amo_slot(SLOT_ADD, type, 0), type) != K * sum_ranks)
+        return 84;
+    if (local_value(pe, amo_slot(SLOT_FADD, type, 0), type) != (int64_t)K * n)
+        return 85;
+    if (!same(type, local_value(pe, amo_slot(SLOT_AND, type, 0), type), all_ones & ~mask))
+        return 86;
+    if (local_value(pe, amo_slot(SLOT_OR, type, 0), type) != mask)
+        return 87;
+    if (local_value(pe, amo_slot(SLOT_XOR, type, 0), type) != (mask << 8))
+        return 88;
+    if (atomic_load(&pe->ctx.shm->winners[me][type]) != 1)
+        return 89;
+    int64_t won = local_value(pe, amo_slot(SLOT_CSWAP1, type, 0), type);
+    if (won < 1 || won > n)
+        return 90;
+    if (local_value(pe, amo_slot(SLOT_CSWAP_LOOP, type, 0), type) != (int64_t)K * n)
+        return 91;
+    for (int src = 0; src < n; src++) {
+        if (local_value(pe, amo_slot(SLOT_SET, type, src), type) != 2000 + src)
+            return 92;
+    }
+    /* The fetch-adds on this PE handed out 0 .. K*n-1, each exactly once. */
+    bool seen[K * MAX_PES] = {false};
+    for (int src = 0; src < n; src++) {
+        for (int k = 0; k < K; k++) {
+            int64_t v = pe->ctx.shm->fetched[me][src][k];
+            if (v < 0 || v >= K * n || seen[v])
+                return 93;
+            seen[v] = true;
+        }
+    }
+    /* Remote fetch agrees with the local view. */
+    int64_t got;
+    int peer = (me + 1) % n;
+    if (amo(pe, peer, amo_slot(SLOT_ADD, type, 0), USHMEMI_AMO_FETCH, type, 0, 0, &got) ||
+        got != K * sum_ranks)
+        return 94;
+    return pe_barrier(pe) != 0 ? 95 : 0;
+}
+
+static int amo_float_body(struct pe *pe, enum ushmemi_amo_type type)
+{
+    int me = pe->rank;
+    for (int dst = 0; dst < pe->npes; dst++) {
+        int64_t got;
+        if (amo(pe, dst, amo_slot(SLOT_SET, type, me), USHMEMI_AMO_SET, type, 300 + me, 0, NULL) ||
+            amo(pe, dst, amo_slot(SLOT_SET, type, me), USHMEMI_AMO_FETCH, type, 0, 0, &got) ||
+            got != 300 + me)
+            return 100;
+        if (amo(pe, dst, amo_slot(SLOT_SET, type, me), USHMEMI_AMO_SWAP, type, 400 + me, 0, &got) ||
+            got != 300 + me)
+            return 101;
+    }
+    if (pe_barrier(pe) != 0)
+        return 102;
+    for (int src = 0; src < pe->npes; src++) {
+        if (local_value(pe, amo_slot(SLOT_SET, type, src), type) != 400 + src)
+            return 103;
+    }
+    /* Arithmetic on floating point is not an OpenSHMEM atomic. */
+    unsigned char one[8];
+    to_type(type, 1, one);
+    if (ops->atomic(pe->t, 0, amo_slot(SLOT_ADD, type, 0), USHMEMI_AMO_ADD, type, one, NULL,
+                    NULL) != USHMEM_ERR_INVALID_PARAM)
+        return 104;
+    return pe_barrier(pe) != 0 ? 105 : 0;
+}
+
+static int amo_body(struct pe *pe)
+{
+    const char *why = NULL;
+    for (int p = 0; p < pe->npes; p++) {
+        if (!ops->can_atomic(pe->t, p, &why)) {
+            fprintf(stderr, "PE %d: %s has no atomics to PE %d: %s\n", pe->rank, pe->provider, p,
+                    why);
+            return 110;
+        }
+    }
+    if (ops->can_atomic(pe->t, pe->npes, &why) != 0 || why == NULL)
+        return 111;
+    for (size_t i = 0; i < sizeof(int_types) / sizeof(int_types[0]); i++) {
+        int rc = amo_int_body(pe, int_types[i]);
+        if (rc != 0) {
+            fprintf(stderr, "PE %d: %s atomics on type %d failed with %d\n", pe->rank,
+                    pe->provider, (int)int_types[i], rc);
+            return rc;
+        }
+    }
+    int rc = amo_float_body(pe, USHMEMI_AMO_FLOAT);
+    return rc != 0 ? rc : amo_float_body(pe, USHMEMI_AMO_DOUBLE);
+}
+
+/* Latency of blocking 8-byte operations from PE 0 to PE 1, printed only. */
+static int latency_body(struct pe *pe)
+{
+    enum { ITERS = 2000 };
+    if (pe->rank == 0) {
+        uint64_t v = 1, r;
+        double t0 = now_s();
+        for (int i = 0; i < ITERS; i++) {
+            if (ops->put(pe->t, 1, FLAG_AREA + 64, &v, 8) != USHMEM_OK)
+                return 120;
+        }
+        double t1 = now_s();
+        for (int i = 0; i < ITERS; i++) {
+            if (ops->get(pe->t, 1, &r, FLAG_AREA + 64, 8) != USHMEM_OK)
+                return 121;
+        }
+        double t2 = now_s();
+        for (int i = 0; i < ITERS; i++) {
+            if (ops->atomic(pe->t, 1, FLAG_AREA + 128, USHMEMI_AMO_ADD, USHMEMI_AMO_INT64, &v,
+                            NULL, &r) != USHMEM_OK)
+                return 122;
+        }
+        double t3 = now_s();
+        for (int i = 0; i < ITERS; i++) {
+            if (ops->put_nbi(pe->t, 1, FLAG_AREA + 64, &v, 8) != USHMEM_OK)
+                return 123;
+        }
+        if (ops->quiet(pe->t) != USHMEM_OK)
+            return 124;
+        double t4 = now_s();
+        printf("latency %-8s put8 %.2f us  get8 %.2f us  fadd8 %.2f us  put_nbi8 rate %.2f M/s\n",
+               pe->provider, (t1 - t0) / ITERS * 1e6, (t2 - t1) / ITERS * 1e6,
+               (t3 - t2) / ITERS * 1e6, ITERS / (t4 - t3) / 1e6);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cases, one set per provider. */
+
+static const char *const providers[] = {"tcp", "shm", "sockets", "udp"};
+
+static void run_case(const char *provider, int npes, pe_body body)
+{
+    if (!provider_present(provider))
+        return;
+    int rc = run_pes(npes, provider, body, 60.0);
+    ck_assert_msg(rc == 0, "%d PEs over %s: a PE exited with %d", npes, provider, rc);
+}
+
+#define PROVIDER_CASES(p, idx)                                                \
+    START_TEST(rma_##p) { run_case(providers[idx], 2 + 2 * _i, rma_body); }   \
+    END_TEST                                                                  \
+    START_TEST(nbi_##p) { run_case(providers[idx], 2 + 2 * _i, nbi_body); }   \
+    END_TEST                                                                  \
+    START_TEST(fence_##p) { run_case(providers[idx], 2 + 2 * _i, fence_body); } \
+    END_TEST                                                                  \
+    START_TEST(amo_##p) { run_case(providers[idx], 2 + 2 * _i, amo_body); }   \
+    END_TEST                                                                  \
+    START_TEST(latency_##p) { run_case(providers[idx], 2, latency_body); }    \
+    END_TEST
+
+PROVIDER_CASES(tcp, 0)
+PROVIDER_CASES(shm, 1)
+PROVIDER_CASES(sockets, 2)
+PROVIDER_CASES(udp, 3)
+
+/* ------------------------------------------------------------------------ */
+/* A device heap on this libfabric: init fails cleanly, says why once, and
+ * leaks nothing. */
+
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
+static int count_lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* One PE alone; the device backend is the cpu one renamed, which is how a
+ * Level Zero heap reaches libfabric's registration (FI_HMEM_ZE). */
+static int device_heap_child(const char *provider, const char *backend_name, int rounds)
+{
+    struct shared_oob *shm = shared_new(1);
+    struct fake_ctx ctx = {shm, 0};
+    struct ushmemi_oob oob = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1,
+                              .job_id = "chkofi-dev", .ctx = &ctx, .allgather = fake_allgather,
+                              .barrier = fake_barrier};
+    struct ushmemi_device_ops fake = ushmemi_device_cpu_ops;
+    fake.name = backend_name;
+    struct ushmemi_device *dev;
+    void *heap;
+
+    if (provider != NULL && setenv("FI_PROVIDER", provider, 1) != 0)
+        return 2;
+    if (fake.open(0, 1, &dev) != USHMEM_OK || fake.heap_alloc(dev, 1 * MiB, &heap) != USHMEM_OK)
+        return 3;
+    /* stderr into a memfd, so that the message can be counted. */
+    FILE *log = tmpfile();
+    if (log == NULL || dup2(fileno(log), STDERR_FILENO) < 0)
+        return 4;
+    struct ushmemi_transport_params params = {.oob = &oob, .dev_ops = &fake, .dev = dev,
+                                              .heap = heap, .heap_size = 1 * MiB,
+                                              .heap_is_device = 1};
+    struct ushmemi_transport *t = (struct ushmemi_transport *)&params; /* a canary */
+    if (ops->init(&params, &t) != USHMEM_ERR_UNSUPPORTED)
+        return 5;
+    if (t != (struct ushmemi_transport *)&params)
+        return 6; /* output touched on failure */
+    int fds = count_fds();
+    for (int i = 1; i < rounds; i++) {
+        if (ops->init(&params, &t) != USHMEM_ERR_UNSUPPORTED)
+            return 7;
+    }
+    if (count_fds() != fds)
+        return 8;
+
+    char text[64 * 1024];
+    size_t len = (size_t)ftell(log);
+    rewind(log);
+    len = fread(text, 1, len < sizeof(text) - 1 ? len : sizeof(text) - 1, log);
+    text[len] = '\0';
+    int msgs = count_lines_with(text, "no GPU-RMA for this memory");
+    int lines = count_lines_with(text, "\n");
+    if (msgs != rounds || lines != rounds) {
+        fprintf(stdout, "%d messages in %d lines for %d attempts:\n%.2000s", msgs, lines,
+                rounds, text);
+        return 9;
+    }
+    printf("device heap over %s (%s backend): %.300s", provider ? provider : "any provider",
+           backend_name, text);
+    fake.heap_free(dev, heap, 1 * MiB);
+    fake.close(dev);
+    return 0;
+}
+
+static void run_device_heap(const char *provider, const char *backend_name)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int rc = device_heap_child(provider, backend_name, 100);
+        fflush(stdout);
+        _exit(rc);
+    }
+    int rc = reap(pid, 60.0);
+    ck_assert_msg(rc == 0, "device heap over %s: child exited with %d",
+                  provider ? provider : "default", rc);
+}
+
+START_TEST(device_heap_default_provider)
+{
+    /* shm offers FI_HMEM but not FI_ATOMIC with it; registering the buffer
+     * is what fails (-FI_ENOSYS). */
+    unsetenv("FI_PROVIDER");
+    run_device_heap(NULL, "ze");
+}
+END_TEST
+
+START_TEST(device_heap_tcp)
+{
+    run_device_heap("tcp", "cuda"); /* tcp has no FI_HMEM at all */
+}
+END_TEST
+
+START_TEST(device_heap_unknown_backend)
+{
+    run_device_heap("shm", "cpu");
+}
+END_TEST
+
+START_TEST(init_rejects_missing_heap)
+{
+    struct ushmemi_transport_params params = {0};
+    struct ushmemi_transport *t = NULL;
+    ck_assert_int_eq(ops->init(&params, &t), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_ptr_null(t);
+}
+END_TEST
+
+static Suite *ofi_suite(void)
+{
+    Suite *s = suite_create("ofi");
+    struct {
+        const char *name;
+        const TTest *rma, *nbi, *fence, *amo, *latency;
+    } cases[] = {
+        {"tcp", rma_tcp, nbi_tcp, fence_tcp, amo_tcp, latency_tcp},
+        {"shm", rma_shm, nbi_shm, fence_shm, amo_shm, latency_shm},
+        {"sockets", rma_sockets, nbi_sockets, fence_sockets, amo_sockets, latency_sockets},
+        {"udp", rma_udp, nbi_udp, fence_udp, amo_udp, latency_udp},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 120);
+        /* _i = 0: 2 PEs, _i = 1: 4 PEs. */
+        tcase_add_loop_test(tc, cases[i].rma, 0, 2);
+        tcase_add_loop_test(tc, cases[i].nbi, 0, 2);
+        tcase_add_loop_test(tc, cases[i].fence, 0, 2);
+        tcase_add_loop_test(tc, cases[i].amo, 0, 2);
+        tcase_add_test(tc, cases[i].latency);
+        suite_add_tcase(s, tc);
+    }
+    TCase *dev = tcase_create("device_heap");
+    tcase_set_timeout(dev, 60);
+    tcase_add_test(dev, device_heap_default_provider);
+    tcase_add_test(dev, device_heap_tcp);
+    tcase_add_test(dev, device_heap_unknown_backend);
+    tcase_add_test(dev, init_rejects_missing_heap);
+    suite_add_tcase(s, dev);
+    return s;
+}
+
+#else /* !USHMEM_HAVE_OFI */
+
+START_TEST(ofi_not_built)
+{
+    printf("SKIP: this build has no libfabric, so no ofi transport\n");
+}
+END_TEST
+
+static Suite *ofi_suite(void)
+{
+    Suite *s = suite_create("ofi");
+    TCase *tc = tcase_create("absent");
+    tcase_add_test(tc, ofi_not_built);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#endif
+
+int main(void)
+{
+    SRunner *sr = srunner_create(ofi_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

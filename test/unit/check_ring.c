@@ -1,0 +1,784 @@
+/* Check suite for the proxy layer: the request ring (layout, tickets, back
+ * pressure, completion counter) and the proxy thread (dispatch, quiet, fence,
+ * failures, device-memory refusal, draining stop, idle backoff), driven by
+ * host threads as producers against a mock transport that records every call. */
+#include <check.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/common/log.h"
+#include "../../src/proxy/proxy.h"
+
+#define NPES 4
+#define MAX_CALLS 70000
+#define MAX_PRODUCERS 8
+
+/* ---- The mock transport: records calls; only the proxy thread calls it. ---- */
+
+enum call_kind { CALL_PUT, CALL_GET, CALL_PUT_NBI, CALL_GET_NBI, CALL_AMO, CALL_FENCE, CALL_QUIET };
+
+struct call {
+    enum call_kind kind;
+    int pe;
+    uint64_t offset;
+    uint64_t local;
+    uint64_t len;
+    bool delivered; /* blocking calls at once; nbi ones at the next quiet */
+};
+
+struct ushmemi_transport {
+    struct call *calls;
+    atomic_size_t ncalls;
+    size_t first_undelivered;
+    int fail_pe;             /* put to this PE fails; -1: none */
+    atomic_int gate_closed;  /* while set, the first call waits inside the transport */
+    atomic_int entered;      /* calls that have started */
+    unsigned nbi_delay_us;   /* makes non-blocking calls slow */
+    struct ushmem_ring_header *ring;
+    atomic_int completed_ahead; /* set if completed ever exceeded executed calls */
+};
+
+static struct ushmemi_transport mock;
+
+static void mock_reset(void)
+{
+    free(mock.calls);
+    memset(&mock, 0, sizeof(mock));
+    mock.calls = calloc(MAX_CALLS, sizeof(*mock.calls));
+    ck_assert_ptr_nonnull(mock.calls);
+    mock.fail_pe = -1;
+}
+
+static struct call *record(struct ushmemi_transport *t, enum call_kind kind, int pe, uint64_t offset,
+                           uint64_t local, uint64_t len)
+{
+    size_t n = atomic_load(&t->ncalls);
+
+    atomic_fetch_add(&t->entered, 1);
+    while (atomic_load(&t->gate_closed))
+        usleep(200);
+    /* The proxy must never announce completion of a request not yet run. */
+    if (t->ring != NULL && ushmem_ring_load_acquire(&t->ring->completed) > n)
+        atomic_store(&t->completed_ahead, 1);
+    ck_assert_uint_lt(n, MAX_CALLS);
+    t->calls[n] = (struct call){kind, pe, offset, local, len, false};
+    atomic_store(&t->ncalls, n + 1);
+    return &t->calls[n];
+}
+
+static ushmem_status_t mock_init(const struct ushmemi_transport_params *params,
+                                 struct ushmemi_transport **t_p)
+{
+    (void)params;
+    (void)t_p;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+static void mock_fini(struct ushmemi_transport *t) { (void)t; }
+
+static int mock_can_atomic(struct ushmemi_transport *t, int pe, const char **why_p)
+{
+    (void)t;
+    (void)pe;
+    *why_p = "mock";
+    return 1;
+}
+
+static ushmem_status_t mock_put(struct ushmemi_transport *t, int pe, uint64_t offset, const void *src,
+                                size_t len)
+{
+    if (pe == t->fail_pe)
+        return USHMEM_ERR_TRANSPORT;
+    record(t, CALL_PUT, pe, offset, (uint64_t)(uintptr_t)src, len)->delivered = true;
+    return USHMEM_OK;
+}
+
+/* A get fills dst with the low byte of offset + i, so each producer can tell
+ * whether it received its own data. */
+static ushmem_status_t mock_get(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+                                size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        ((unsigned char *)dst)[i] = (unsigned char)(offset + i);
+    record(t, CALL_GET, pe, offset, (uint64_t)(uintptr_t)dst, len)->delivered = true;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t mock_put_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                    const void *src, size_t len)
+{
+    if (t->nbi_delay_us)
+        usleep(t->nbi_delay_us);
+    record(t, CALL_PUT_NBI, pe, offset, (uint64_t)(uintptr_t)src, len);
+    return USHMEM_OK;
+}
+
+static ushmem_status_t mock_get_nbi(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+                                    size_t len)
+{
+    record(t, CALL_GET_NBI, pe, offset, (uint64_t)(uintptr_t)dst, len);
+    return USHMEM_OK;
+}
+
+/* Fetching ops return operand * 2 + offset, computed in the request's type. */
+static ushmem_status_t mock_atomic(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                   enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                                   const void *operand, const void *compare, void *result)
+{
+    (void)op;
+    (void)compare;
+    if (result != NULL) {
+        if (type == USHMEMI_AMO_INT32) {
+            int32_t v = *(const int32_t *)operand * 2 + (int32_t)offset;
+            memcpy(result, &v, sizeof(v));
+        } else {
+            int64_t v = *(const int64_t *)operand * 2 + (int64_t)offset;
+            memcpy(result, &v, sizeof(v));
+        }
+    }
+    record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op)->delivered = true;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t mock_fence(struct ushmemi_transport *t)
+{
+    record(t, CALL_FENCE, -1, 0, 0, 0)->delivered = true;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t mock_quiet(struct ushmemi_transport *t)
+{
+    size_t n = atomic_load(&t->ncalls);
+
+    for (size_t i = t->first_undelivered; i < n; i++)
+        t->calls[i].delivered = true;
+    t->first_undelivered = n;
+    record(t, CALL_QUIET, -1, 0, 0, 0)->delivered = true;
+    t->first_undelivered = n + 1;
+    return USHMEM_OK;
+}
+
+static const struct ushmemi_transport_ops mock_ops = {
+    .size = sizeof(struct ushmemi_transport_ops),
+    .name = "mock",
+    .init = mock_init,
+    .fini = mock_fini,
+    .can_atomic = mock_can_atomic,
+    .put = mock_put,
+    .get = mock_get,
+    .put_nbi = mock_put_nbi,
+    .get_nbi = mock_get_nbi,
+    .atomic = mock_atomic,
+    .fence = mock_fence,
+    .quiet = mock_quiet,
+};
+
+/* Counts the calls of one kind, leaving out quiets and fences. */
+static size_t data_calls(void)
+{
+    size_t n = atomic_load(&mock.ncalls), data = 0;
+    for (size_t i = 0; i < n; i++)
+        data += mock.calls[i].kind != CALL_QUIET && mock.calls[i].kind != CALL_FENCE;
+    return data;
+}
+
+/* ---- A fake device whose pointer_query calls fake_device_mem device memory. ---- */
+
+static char fake_device_mem[256];
+static struct ushmemi_device_ops fake_dev_ops;
+
+static ushmem_status_t fake_pointer_query(struct ushmemi_device *dev, const void *ptr,
+                                          struct ushmemi_ptr_attr *attr_p)
+{
+    const char *p = ptr;
+    if (p >= fake_device_mem && p < fake_device_mem + sizeof(fake_device_mem)) {
+        attr_p->kind = USHMEMI_MEM_DEVICE;
+        attr_p->host_accessible = false;
+        attr_p->device_ordinal = 0;
+        return USHMEM_OK;
+    }
+    return ushmemi_device_cpu_ops.pointer_query(dev, ptr, attr_p);
+}
+
+/* ---- The abort callback: records instead of ending the job. ---- */
+
+static atomic_int aborts;
+static char abort_msg[512];
+static ushmem_status_t abort_status;
+
+static void record_abort(void *ctx, ushmem_status_t status, const char *msg)
+{
+    (void)ctx;
+    if (atomic_load(&aborts) == 0) {
+        snprintf(abort_msg, sizeof(abort_msg), "%s", msg);
+        abort_status = status;
+    }
+    atomic_fetch_add(&aborts, 1);
+}
+
+/* ---- Fixture: a cpu device, the mock for every PE, a proxy. ---- */
+
+static const struct ushmemi_device_ops *dev_ops;
+static struct ushmemi_device *dev;
+static struct ushmemi_proxy *proxy;
+static struct ushmem_ring_header *ring;
+
+static void setup(void)
+{
+    ck_assert_int_eq(ushmemi_device_open("cpu", 0, 1, &dev_ops, &dev), USHMEM_OK);
+    mock_reset();
+    atomic_store(&aborts, 0);
+    abort_msg[0] = '\0';
+    proxy = NULL;
+}
+
+static void teardown(void)
+{
+    ushmemi_proxy_stop(proxy);
+    dev_ops->close(dev);
+    free(mock.calls);
+    mock.calls = NULL;
+}
+
+static void start_proxy(const struct ushmemi_device_ops *ops, uint32_t capacity)
+{
+    struct ushmemi_proxy_peer peers[NPES];
+    for (int pe = 0; pe < NPES; pe++)
+        peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock};
+    struct ushmemi_proxy_params params = {
+        .dev_ops = ops,
+        .dev = dev,
+        .capacity = capacity,
+        .my_pe = 0,
+        .npes = NPES,
+        .peers = peers,
+        .abort_cb = record_abort,
+        .abort_ctx = NULL,
+    };
+    ck_assert_int_eq(ushmemi_proxy_start(&params, &proxy), USHMEM_OK);
+    ring = ushmemi_proxy_ring(proxy);
+    mock.ring = ring;
+}
+
+static uint64_t submit(struct ushmem_ring_producer *prod, uint8_t op, int pe, uint64_t offset,
+                       const void *local, uint64_t value)
+{
+    struct ushmem_ring_request req = {.op = op, .pe = pe, .offset = offset,
+                                      .local = (uint64_t)(uintptr_t)local, .value = value};
+    return ushmem_ring_submit(ring, prod, &req);
+}
+
+/* ---- Producers ---- */
+
+struct producer {
+    pthread_t thread;
+    int id;
+    int n;           /* requests to issue */
+    uint8_t op;      /* for the plain producers */
+    bool quiet_each; /* quiet after every request */
+    char buf[64];    /* local memory named by its requests */
+    uint64_t *tickets;
+    atomic_int published;
+    int errors;      /* wrong results seen by the producer */
+};
+
+static struct producer producers[MAX_PRODUCERS];
+
+/* Offsets encode the producer and its request number, never 0. */
+static uint64_t offset_of(int id, int i) { return ((uint64_t)(id + 1) << 32) | (uint64_t)i; }
+
+static void *produce(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    for (int i = 0; i < pr->n; i++) {
+        uint8_t op = pr->op;
+        if (op == USHMEM_RING_OP_NONE) /* mixed */
+            op = (i % 3 == 0) ? USHMEM_RING_OP_PUT : USHMEM_RING_OP_PUT_NBI;
+        pr->tickets[i] = submit(&prod, op, (pr->id + i) % NPES, offset_of(pr->id, i), pr->buf,
+                                (uint64_t)(pr->id + 1));
+        atomic_fetch_add(&pr->published, 1);
+        if (op == USHMEM_RING_OP_PUT)
+            ushmem_ring_wait(ring, pr->tickets[i]);
+    }
+    ushmem_ring_quiet(ring, &prod);
+    return NULL;
+}
+
+static void run_producers(int nprod, int n, uint8_t op, void *(*fn)(void *))
+{
+    for (int i = 0; i < nprod; i++) {
+        struct producer *pr = &producers[i];
+        free(pr->tickets);
+        memset(pr, 0, sizeof(*pr));
+        pr->id = i;
+        pr->n = n;
+        pr->op = op;
+        pr->tickets = calloc((size_t)n, sizeof(uint64_t));
+        ck_assert_ptr_nonnull(pr->tickets);
+        ck_assert_int_eq(pthread_create(&pr->thread, NULL, fn, pr), 0);
+    }
+}
+
+static void join_producers(int nprod)
+{
+    for (int i = 0; i < nprod; i++)
+        ck_assert_int_eq(pthread_join(producers[i].thread, NULL), 0);
+}
+
+/* Every request of every producer reached the transport exactly once, and the
+ * transport saw them in ticket order, with the producer's own arguments. */
+static void check_ticket_order(int nprod)
+{
+    size_t total = 0;
+    for (int i = 0; i < nprod; i++)
+        total += (size_t)producers[i].n;
+
+    uint64_t *by_ticket = calloc(total, sizeof(uint64_t));
+    ck_assert_ptr_nonnull(by_ticket);
+    for (int i = 0; i < nprod; i++) {
+        for (int k = 0; k < producers[i].n; k++) {
+            uint64_t t = producers[i].tickets[k];
+            ck_assert_uint_lt(t, total);
+            ck_assert_uint_eq(by_ticket[t], 0); /* each ticket handed out once */
+            by_ticket[t] = offset_of(i, k);
+        }
+    }
+    size_t n = atomic_load(&mock.ncalls), seen = 0;
+    for (size_t c = 0; c < n; c++) {
+        const struct call *call = &mock.calls[c];
+        if (call->kind == CALL_QUIET || call->kind == CALL_FENCE)
+            continue;
+        ck_assert_uint_lt(seen, total);
+        ck_assert_uint_eq(call->offset, by_ticket[seen]);
+        int id = (int)(call->offset >> 32) - 1;
+        int k = (int)(call->offset & 0xffffffffu);
+        ck_assert_uint_eq(call->local, (uint64_t)(uintptr_t)producers[id].buf);
+        ck_assert_uint_eq(call->len, (uint64_t)(id + 1));
+        ck_assert_int_eq(call->pe, (id + k) % NPES);
+        ck_assert(call->delivered);
+        seen++;
+    }
+    ck_assert_uint_eq(seen, total);
+    ck_assert_int_eq(atomic_load(&mock.completed_ahead), 0);
+    free(by_ticket);
+}
+
+static void free_producers(void)
+{
+    for (int i = 0; i < MAX_PRODUCERS; i++) {
+        free(producers[i].tickets);
+        producers[i].tickets = NULL;
+    }
+}
+
+/* ---- Tests ---- */
+
+START_TEST(layout_in_pinned_host_memory)
+{
+    struct ushmemi_ptr_attr attr;
+
+    start_proxy(dev_ops, 16);
+    ck_assert_uint_eq(ring->version, USHMEM_RING_VERSION);
+    ck_assert_uint_eq(ring->capacity, 16);
+    ck_assert_uint_eq(ring->slots_offset % USHMEM_RING_CACHELINE, 0);
+    ck_assert_uint_eq((uintptr_t)ring % USHMEM_RING_CACHELINE, 0);
+    /* The ring comes from host_alloc, which the backend knows as pinned host memory. */
+    ck_assert_int_eq(dev_ops->pointer_query(dev, ring, &attr), USHMEM_OK);
+    ck_assert_int_eq(attr.kind, USHMEMI_MEM_HOST);
+    ck_assert_int_eq(dev_ops->pointer_query(dev, ushmem_ring_slot(ring, 15), &attr), USHMEM_OK);
+    ck_assert_int_eq(attr.kind, USHMEMI_MEM_HOST);
+    /* Slot t and t + capacity are one slot. */
+    ck_assert_ptr_eq(ushmem_ring_slot(ring, 3), ushmem_ring_slot(ring, 19));
+    ck_assert_ptr_ne(ushmem_ring_slot(ring, 3), ushmem_ring_slot(ring, 4));
+}
+END_TEST
+
+START_TEST(bad_capacity_refused)
+{
+    struct ushmemi_ring *r;
+    int saved = ushmemi_log_level;
+
+    ushmemi_log_level = -1;
+    ck_assert_int_eq(ushmemi_ring_create(dev_ops, dev, 12, &r), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_int_eq(ushmemi_ring_create(dev_ops, dev, 1, &r), USHMEM_ERR_INVALID_PARAM);
+    ushmemi_log_level = saved;
+    ck_assert_int_eq(ushmemi_ring_create(dev_ops, dev, 2, &r), USHMEM_OK);
+    ushmemi_ring_destroy(r);
+}
+END_TEST
+
+/* _i is the number of producers, 1..8, over a 16-slot ring. */
+START_TEST(producers_wrap_in_ticket_order)
+{
+    const int nprod = _i;
+    const int n = 3000;
+
+    start_proxy(dev_ops, 16);
+    run_producers(nprod, n, USHMEM_RING_OP_NONE, produce);
+    join_producers(nprod);
+    /* Many times around the ring. */
+    ck_assert_uint_ge(ushmem_ring_load_acquire(&ring->head), (uint64_t)nprod * n);
+    ck_assert_uint_ge((uint64_t)nprod * n / 16, 100);
+    check_ticket_order(nprod);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->completed), (uint64_t)nprod * n);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->errors), 0);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+    free_producers();
+}
+END_TEST
+
+START_TEST(full_ring_back_pressure)
+{
+    const int nprod = 4, n = 40, cap = 16;
+    uint64_t tail = 0;
+    int published = 0;
+
+    start_proxy(dev_ops, cap);
+    atomic_store(&mock.gate_closed, 1);
+    run_producers(nprod, n, USHMEM_RING_OP_PUT_NBI, produce);
+
+    /* The proxy takes ticket 0 and stalls inside the transport; 16 more fill
+     * the ring and each producer then blocks holding one more ticket. */
+    for (int tries = 0; tries < 2000; tries++) {
+        published = 0;
+        for (int i = 0; i < nprod; i++)
+            published += atomic_load(&producers[i].published);
+        tail = ushmem_ring_load_acquire(&ring->tail);
+        if (published == 1 + cap && tail == (uint64_t)(1 + cap + nprod))
+            break;
+        usleep(1000);
+    }
+    ck_assert_int_eq(atomic_load(&mock.entered), 1);
+    ck_assert_int_eq(published, 1 + cap);
+    ck_assert_uint_eq(tail, (uint64_t)(1 + cap + nprod));
+    usleep(20000);
+    /* Still blocked, and no slot was overwritten: each holds its own ticket. */
+    published = 0;
+    for (int i = 0; i < nprod; i++)
+        published += atomic_load(&producers[i].published);
+    ck_assert_int_eq(published, 1 + cap);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->head), 1);
+    for (uint64_t t = 1; t <= (uint64_t)cap; t++)
+        ck_assert_uint_eq(ushmem_ring_load_acquire(&ushmem_ring_slot(ring, t)->seq), t + 1);
+
+    atomic_store(&mock.gate_closed, 0);
+    join_producers(nprod);
+    check_ticket_order(nprod);
+    free_producers();
+}
+END_TEST
+
+static void *fetch_producer(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    for (int i = 0; i < pr->n; i++) {
+        uint64_t off = offset_of(pr->id, i);
+        int64_t r64 = 0;
+        int32_t r32 = 0;
+        unsigned char got[16];
+
+        /* 64-bit fetch-add: the old value goes to this producer's variable. */
+        int64_t operand = (int64_t)pr->id * 100000 + i;
+        struct ushmem_ring_request req = {
+            .op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
+            .amo_type = USHMEM_RING_AMO_INT64, .pe = i % NPES, .offset = off,
+            .value = (uint64_t)operand, .result = (uint64_t)(uintptr_t)&r64};
+        uint64_t t = ushmem_ring_submit(ring, &prod, &req);
+        ushmem_ring_wait(ring, t);
+        if (r64 != operand * 2 + (int64_t)off)
+            pr->errors++;
+
+        /* A negative 32-bit operand travels in the low half of value. */
+        int32_t op32 = -(pr->id * 1000 + i);
+        req.amo_type = USHMEM_RING_AMO_INT32;
+        req.value = (uint64_t)(uint32_t)op32;
+        req.result = (uint64_t)(uintptr_t)&r32;
+        t = ushmem_ring_submit(ring, &prod, &req);
+        ushmem_ring_wait(ring, t);
+        if (r32 != op32 * 2 + (int32_t)off)
+            pr->errors++;
+
+        /* Blocking get: the data is in this producer's buffer on completion. */
+        memset(got, 0, sizeof(got));
+        t = submit(&prod, USHMEM_RING_OP_GET, i % NPES, off, got, sizeof(got));
+        ushmem_ring_wait(ring, t);
+        for (size_t b = 0; b < sizeof(got); b++)
+            if (got[b] != (unsigned char)(off + b))
+                pr->errors++;
+    }
+    return NULL;
+}
+
+START_TEST(fetched_results_reach_their_producer)
+{
+    const int nprod = 6;
+
+    start_proxy(dev_ops, 16);
+    run_producers(nprod, 300, USHMEM_RING_OP_NONE, fetch_producer);
+    join_producers(nprod);
+    for (int i = 0; i < nprod; i++)
+        ck_assert_int_eq(producers[i].errors, 0);
+    ck_assert_uint_eq(data_calls(), (size_t)nprod * 300 * 3);
+    ck_assert_int_eq(atomic_load(&mock.completed_ahead), 0);
+    free_producers();
+}
+END_TEST
+
+/* Quiet returns only when every non-blocking request of this producer has
+ * been completed by a transport quiet. */
+static void *nbi_producer(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    for (int round = 0; round < 10; round++) {
+        int first = round * (pr->n / 10);
+        for (int i = first; i < first + pr->n / 10; i++)
+            pr->tickets[i] = submit(&prod, i % 2 ? USHMEM_RING_OP_PUT_NBI : USHMEM_RING_OP_GET_NBI,
+                                    (pr->id + i) % NPES, offset_of(pr->id, i), pr->buf,
+                                    (uint64_t)(pr->id + 1));
+        ushmem_ring_quiet(ring, &prod);
+        /* Every call so far that is this producer's must be delivered. */
+        size_t n = atomic_load(&mock.ncalls);
+        for (size_t c = 0; c < n; c++) {
+            const struct call *call = &mock.calls[c];
+            if (call->kind != CALL_QUIET && (int)(call->offset >> 32) - 1 == pr->id &&
+                !call->delivered)
+                pr->errors++;
+        }
+        size_t mine = 0;
+        for (size_t c = 0; c < n; c++)
+            mine += mock.calls[c].kind != CALL_QUIET && (int)(mock.calls[c].offset >> 32) - 1 == pr->id;
+        if (mine != (size_t)(first + pr->n / 10))
+            pr->errors++;
+    }
+    return NULL;
+}
+
+START_TEST(quiet_waits_for_nonblocking)
+{
+    const int nprod = 4;
+
+    start_proxy(dev_ops, 16);
+    mock.nbi_delay_us = 20;
+    run_producers(nprod, 200, USHMEM_RING_OP_NONE, nbi_producer);
+    join_producers(nprod);
+    for (int i = 0; i < nprod; i++)
+        ck_assert_int_eq(producers[i].errors, 0);
+    ck_assert_uint_eq(data_calls(), (size_t)nprod * 200);
+    free_producers();
+}
+END_TEST
+
+START_TEST(fence_orders_nonblocking)
+{
+    struct ushmem_ring_producer prod = {0};
+    char buf[8];
+
+    start_proxy(dev_ops, 16);
+    /* No outstanding non-blocking request: blocking ones are ordered
+     * already, so a fence costs no transport call. */
+    submit(&prod, USHMEM_RING_OP_PUT, 1, 8, buf, 8);
+    submit(&prod, USHMEM_RING_OP_FENCE, 0, 0, NULL, 0);
+    submit(&prod, USHMEM_RING_OP_PUT_NBI, 1, 16, buf, 8);
+    submit(&prod, USHMEM_RING_OP_FENCE, 0, 0, NULL, 0);
+    submit(&prod, USHMEM_RING_OP_PUT_NBI, 2, 24, buf, 8);
+    ushmem_ring_quiet(ring, &prod);
+
+    size_t n = atomic_load(&mock.ncalls), fence_at = n, put16_at = n, put24_at = n, fences = 0;
+    for (size_t c = 0; c < n; c++) {
+        if (mock.calls[c].kind == CALL_FENCE) {
+            fences++;
+            fence_at = c;
+        }
+        if (mock.calls[c].kind == CALL_PUT_NBI && mock.calls[c].offset == 16)
+            put16_at = c;
+        if (mock.calls[c].kind == CALL_PUT_NBI && mock.calls[c].offset == 24)
+            put24_at = c;
+    }
+    ck_assert_uint_eq(fences, 1);
+    ck_assert_uint_lt(put16_at, fence_at);
+    ck_assert_uint_lt(fence_at, put24_at);
+    ck_assert(mock.calls[put24_at].delivered);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->completed), 5);
+}
+END_TEST
+
+START_TEST(transport_failure_aborts_with_pe_op_address)
+{
+    struct ushmem_ring_producer prod = {0};
+    char buf[8];
+    char addr[32];
+    int saved = ushmemi_log_level;
+
+    ushmemi_log_level = -1; /* the error is expected */
+    start_proxy(dev_ops, 16);
+    mock.fail_pe = 3;
+    uint64_t t = submit(&prod, USHMEM_RING_OP_PUT, 3, 0x1234, buf, 8);
+    ushmem_ring_wait(ring, t); /* counted done: no producer hangs on it */
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_int_eq(abort_status, USHMEM_ERR_TRANSPORT);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "put to PE 3"));
+    ck_assert_ptr_nonnull(strstr(abort_msg, "0x1234"));
+    snprintf(addr, sizeof(addr), "0x%" PRIx64, (uint64_t)(uintptr_t)buf);
+    ck_assert_ptr_nonnull(strstr(abort_msg, addr));
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->errors), 1);
+
+    /* A PE without a proxy route is refused the same way. */
+    atomic_store(&aborts, 0);
+    t = submit(&prod, USHMEM_RING_OP_GET, NPES + 1, 0x40, buf, 8);
+    ushmem_ring_wait(ring, t);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_int_eq(abort_status, USHMEM_ERR_NO_ROUTE);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "get to PE 5"));
+    ck_assert_ptr_nonnull(strstr(abort_msg, "0x40"));
+
+    /* The proxy goes on with the next request. */
+    t = submit(&prod, USHMEM_RING_OP_PUT, 1, 0x99, buf, 8);
+    ushmem_ring_wait(ring, t);
+    ck_assert_uint_eq(data_calls(), 1);
+    ck_assert_uint_eq(mock.calls[0].offset, 0x99);
+    ushmemi_log_level = saved;
+}
+END_TEST
+
+START_TEST(device_memory_refused)
+{
+    struct ushmem_ring_producer prod = {0};
+    char host_buf[8];
+    char addr[32];
+    int saved = ushmemi_log_level;
+
+    fake_dev_ops = ushmemi_device_cpu_ops;
+    fake_dev_ops.pointer_query = fake_pointer_query;
+    ushmemi_log_level = -1;
+    start_proxy(&fake_dev_ops, 16);
+    snprintf(addr, sizeof(addr), "0x%" PRIx64, (uint64_t)(uintptr_t)&fake_device_mem[8]);
+
+    uint64_t t = submit(&prod, USHMEM_RING_OP_PUT, 2, 0x500, &fake_device_mem[8], 8);
+    ushmem_ring_wait(ring, t);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "put to PE 2"));
+    ck_assert_ptr_nonnull(strstr(abort_msg, "device memory"));
+    ck_assert_ptr_nonnull(strstr(abort_msg, addr));
+
+    /* A fetching atomic whose result would land in device memory. */
+    atomic_store(&aborts, 0);
+    struct ushmem_ring_request req = {
+        .op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_FETCH,
+        .amo_type = USHMEM_RING_AMO_INT64, .pe = 1, .offset = 0x600,
+        .result = (uint64_t)(uintptr_t)&fake_device_mem[8]};
+    t = ushmem_ring_submit(ring, &prod, &req);
+    ushmem_ring_wait(ring, t);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "atomic fetch (int64) to PE 1"));
+    ck_assert_ptr_nonnull(strstr(abort_msg, addr));
+
+    atomic_store(&aborts, 0);
+    t = submit(&prod, USHMEM_RING_OP_GET_NBI, 3, 0x700, &fake_device_mem[8], 8);
+    ushmem_ring_quiet(ring, &prod);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "get_nbi to PE 3"));
+
+    /* None reached the transport; host memory still does. */
+    ck_assert_uint_eq(data_calls(), 0);
+    t = submit(&prod, USHMEM_RING_OP_PUT, 2, 0x800, host_buf, 8);
+    ushmem_ring_wait(ring, t);
+    ck_assert_uint_eq(data_calls(), 1);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->errors), 3);
+    ushmemi_log_level = saved;
+}
+END_TEST
+
+static void *fire_and_forget(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    for (int i = 0; i < pr->n; i++)
+        pr->tickets[i] = submit(&prod, USHMEM_RING_OP_PUT_NBI, (pr->id + i) % NPES,
+                                offset_of(pr->id, i), pr->buf, (uint64_t)(pr->id + 1));
+    return NULL;
+}
+
+START_TEST(stop_drains_requests_in_flight)
+{
+    const int nprod = 4, n = 100;
+
+    start_proxy(dev_ops, 64);
+    mock.nbi_delay_us = 50; /* the proxy lags far behind the producers */
+    run_producers(nprod, n, USHMEM_RING_OP_NONE, fire_and_forget);
+    join_producers(nprod);
+    ck_assert_uint_lt(atomic_load(&mock.ncalls), (size_t)nprod * n);
+    ushmemi_proxy_stop(proxy);
+    proxy = NULL;
+    mock.ring = NULL;
+
+    check_ticket_order(nprod);
+    /* The last thing the proxy did was the quiet that completed them. */
+    size_t calls = atomic_load(&mock.ncalls);
+    ck_assert_int_eq(mock.calls[calls - 1].kind, CALL_QUIET);
+    free_producers();
+}
+END_TEST
+
+START_TEST(idle_proxy_backs_off)
+{
+    struct ushmem_ring_producer prod = {0};
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    uint64_t before, after;
+    char buf[8];
+
+    start_proxy(dev_ops, 16);
+    ushmem_ring_wait(ring, submit(&prod, USHMEM_RING_OP_PUT, 1, 8, buf, 8));
+    ck_assert_int_eq(ushmemi_proxy_cpu_time(proxy, &before), USHMEM_OK);
+    nanosleep(&ts, NULL);
+    ck_assert_int_eq(ushmemi_proxy_cpu_time(proxy, &after), USHMEM_OK);
+    /* A spinning proxy would use all 300 ms; a sleeping one a few. */
+    ck_assert_uint_lt(after - before, 30u * 1000 * 1000);
+    /* And it still wakes up for the next request. */
+    ushmem_ring_wait(ring, submit(&prod, USHMEM_RING_OP_PUT, 1, 16, buf, 8));
+    ck_assert_uint_eq(data_calls(), 2);
+}
+END_TEST
+
+static Suite *ring_suite(void)
+{
+    Suite *s = suite_create("ring");
+    TCase *tc = tcase_create("proxy");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, layout_in_pinned_host_memory);
+    tcase_add_test(tc, bad_capacity_refused);
+    tcase_add_loop_test(tc, producers_wrap_in_ticket_order, 1, MAX_PRODUCERS + 1);
+    tcase_add_test(tc, full_ring_back_pressure);
+    tcase_add_test(tc, fetched_results_reach_their_producer);
+    tcase_add_test(tc, quiet_waits_for_nonblocking);
+    tcase_add_test(tc, fence_orders_nonblocking);
+    tcase_add_test(tc, transport_failure_aborts_with_pe_op_address);
+    tcase_add_test(tc, device_memory_refused);
+    tcase_add_test(tc, stop_drains_requests_in_flight);
+    tcase_add_test(tc, idle_proxy_backs_off);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(ring_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
