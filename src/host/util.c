@@ -84,12 +84,21 @@ void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)
                       ushmemi_status_string(status));
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void ushmemi_poll_pause(unsigned *spins)
 {
     /* A short spin keeps latency low when the peer runs on another core;
-     * then yield, because PEs often outnumber cores; after about a
-     * millisecond of yielding, sleep in growing steps so that a PE waiting
-     * a long time (for slow I/O on a peer, say) stops burning a core. */
+     * then yield, because PEs often outnumber cores; after a millisecond of
+     * real waiting, sleep in growing steps so that a PE waiting a long time
+     * (for slow I/O on a peer, say) stops burning a core. The threshold is
+     * time, not a count: yields return at once when nobody else runs. */
+    static _Thread_local int64_t yield_start;
     unsigned n = ++*spins;
     if (n < 128) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -99,12 +108,15 @@ void ushmemi_poll_pause(unsigned *spins)
 #endif
         return;
     }
-    if (n < 4096) {
+    if (n == 128)
+        yield_start = now_ns();
+    int64_t waited = now_ns() - yield_start;
+    if (waited < 1000000) {
         sched_yield();
         return;
     }
-    unsigned steps = (n - 4096) / 64;
-    long ns = 1000L << (steps < 7 ? steps : 7); /* 1 us up to 128 us */
+    /* 1 ms of waiting: sleep 10 us, growing to 200 us after 20 ms. */
+    long ns = waited < 20000000 ? 10000 : 200000;
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);
 }
