@@ -53,6 +53,7 @@
  * __threadfence_system, ordering the slot's fields, written over PCIe or
  * NVLink into host-pinned memory, before seq. */
 #include <cuda/atomic>
+#include <sched.h>
 typedef unsigned long long ushmem_ring_word_t;
 #define USHMEM_RING_INLINE static inline __host__ __device__
 USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
@@ -70,11 +71,19 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_
     return cuda::atomic_ref<ushmem_ring_word_t, cuda::thread_scope_system>(*p).fetch_add(
         v, cuda::memory_order_relaxed);
 }
-USHMEM_RING_INLINE void ushmem_ring_pause(void) {}
+/* Both passes compile these; __CUDA_ARCH__ tells the device pass apart. */
+USHMEM_RING_INLINE void ushmem_ring_pause(void)
+{
+#if !defined(__CUDA_ARCH__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#endif
+}
 USHMEM_RING_INLINE void ushmem_ring_yield(void)
 {
 #if defined(__CUDA_ARCH__)
     __nanosleep(256);
+#else
+    sched_yield();
 #endif
 }
 #define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
