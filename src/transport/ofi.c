@@ -226,9 +226,9 @@ static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
     cq_attr.size = info->tx_attr->size > 0 ? info->tx_attr->size : 1024;
     /* A wait object lets the progress thread sleep until traffic arrives;
      * not every provider has one, and polling works everywhere. */
-    cq_attr.wait_obj = FI_WAIT_UNSPEC;
+    cq_attr.wait_obj = getenv("XWAIT") ? FI_WAIT_FD : FI_WAIT_NONE;
     rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
-    t->cq_can_wait = rc == 0;
+    t->cq_can_wait = rc == 0 && cq_attr.wait_obj != FI_WAIT_NONE;
     if (rc != 0) {
         cq_attr.wait_obj = FI_WAIT_NONE;
         rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);

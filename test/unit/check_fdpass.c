@@ -258,7 +258,7 @@ START_TEST(socket_server_stop_has_deadline)
     double t0 = now_s();
     ck_assert_int_eq(ushmemi_fd_server_stop(server, 1), USHMEM_ERR_TIMEOUT);
     double elapsed = now_s() - t0;
-    ck_assert(elapsed >= 0.9 && elapsed < 3.0);
+    ck_assert(elapsed >= 0.9 && elapsed < 4.0); /* slack: sleeps stretch on a loaded host */
 
     /* The name is free again once the server has stopped. */
     ck_assert_int_eq(ushmemi_fd_server_start(job, 0, fd, 1, NULL, 0, &server), USHMEM_OK);
@@ -276,7 +276,7 @@ START_TEST(socket_client_times_out_without_server)
     double t0 = now_s();
     ck_assert_int_eq(ushmemi_fd_get_socket(job, 5, getpid(), 1, &fd), USHMEM_ERR_TIMEOUT);
     double elapsed = now_s() - t0;
-    ck_assert(elapsed >= 0.9 && elapsed < 3.0);
+    ck_assert(elapsed >= 0.9 && elapsed < 4.0); /* slack: sleeps stretch on a loaded host */
     ck_assert_int_eq(fd, -7);
 }
 END_TEST
@@ -313,8 +313,8 @@ END_TEST
 
 /* A same-uid process that is no PE: connects to "@ushmem-<job>-<rank>" by
  * hand, tells the parent through `connected_w` that it is connected, and
- * exits 0 when the server closed the connection without any fd, 1 when it
- * was handed one, 2 on other failures. */
+ * exits 0 when the server closed or reset the connection without any fd, 1
+ * when it was handed one, 2 on other failures. */
 static pid_t stranger(const char *job, int rank, int connected_w)
 {
     pid_t pid = fork();
@@ -348,7 +348,9 @@ static pid_t stranger(const char *job, int rank, int connected_w)
                          .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
     ssize_t got = recvmsg(sock, &msg, 0);
     if (got < 0)
-        _exit(2);
+        /* A connection still in the backlog when the server stops is reset:
+         * nothing was handed over either. */
+        _exit(errno == ECONNRESET ? 0 : 2);
     _exit(got == 0 && msg.msg_controllen == 0 ? 0 : 1);
 }
 
