@@ -49,9 +49,6 @@ static struct fi_info *make_hints(bool atomics, bool hmem)
     hints->caps = FI_RMA | (atomics ? FI_ATOMIC : 0) | (hmem ? FI_HMEM : 0);
     hints->mode = FI_CONTEXT | FI_CONTEXT2; /* every operation carries a fi_context2 */
     hints->ep_attr->type = FI_EP_RDM;
-    /* A completion must mean the data is in the peer's heap (blocking put,
-     * quiet), not merely that the source buffer is free again. */
-    hints->tx_attr->op_flags = getenv("XNODC") ? 0 : FI_DELIVERY_COMPLETE;
     hints->domain_attr->mr_mode = OFI_MR_MODES | (hmem ? FI_MR_HMEM : 0);
     hints->domain_attr->threading = FI_THREAD_SAFE; /* the progress thread and callers */
     hints->domain_attr->av_type = FI_AV_TABLE;
@@ -224,15 +221,11 @@ static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
     memset(&cq_attr, 0, sizeof(cq_attr));
     cq_attr.format = FI_CQ_FORMAT_CONTEXT;
     cq_attr.size = info->tx_attr->size > 0 ? info->tx_attr->size : 1024;
-    /* A wait object lets the progress thread sleep until traffic arrives;
-     * not every provider has one, and polling works everywhere. */
-    cq_attr.wait_obj = getenv("XWAIT") ? FI_WAIT_FD : FI_WAIT_NONE;
+    /* No wait object: in libfabric 1.17, fi_cq_sread spins forever on shm
+     * (FI_WAIT_UNSPEC ignores the timeout) and stalls udp's retransmissions
+     * (FI_WAIT_FD), so the progress thread polls instead. */
+    cq_attr.wait_obj = FI_WAIT_NONE;
     rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
-    t->cq_can_wait = rc == 0 && cq_attr.wait_obj != FI_WAIT_NONE;
-    if (rc != 0) {
-        cq_attr.wait_obj = FI_WAIT_NONE;
-        rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
-    }
     if (rc != 0)
         return failed(t, "fi_cq_open", rc);
 

@@ -38,6 +38,13 @@
  * atomics are blocking and serialised by amo_lock. */
 #define OFI_AMO_SCRATCH 64
 
+/* How long after the last completion the progress thread keeps polling
+ * before it starts to nap. */
+#define OFI_PROGRESS_HOT_S 0.002
+/* The progress thread's nap when it has nothing to do: the latency a remote
+ * operation pays at an idle target, against the CPU an idle PE burns. */
+#define OFI_PROGRESS_NAP_NS (20 * 1000)
+
 #define OFI_NAME_MAX 256
 #define OFI_AMO_OPS 8   /* enum ushmemi_amo_op */
 #define OFI_AMO_TYPES 6 /* enum ushmemi_amo_type */
@@ -62,7 +69,7 @@ struct ofi_op {
     int pe;
 };
 
-enum ofi_xfer_kind { OFI_X_WRITE, OFI_X_READ, OFI_X_ATOMIC, OFI_X_FETCH, OFI_X_COMPARE };
+enum ofi_xfer_kind { OFI_X_WRITE, OFI_X_READ, OFI_X_FETCH, OFI_X_COMPARE };
 
 /* Everything one libfabric data call needs, so that a single retry helper
  * can reissue any of them on -FI_EAGAIN. */
@@ -90,7 +97,6 @@ struct ushmemi_transport {
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_cq *cq;
-    bool cq_can_wait; /* opened with a wait object: fi_cq_sread blocks */
     struct fid_av *av;
     struct fid_ep *ep;
     struct fid_mr *heap_mr;
@@ -111,7 +117,7 @@ struct ushmemi_transport {
     struct ofi_peer *peers;
 
     bool have_atomics;
-    bool amo_valid[OFI_AMO_OPS][OFI_AMO_TYPES][2]; /* [op][type][fetching] */
+    bool amo_valid[OFI_AMO_OPS][OFI_AMO_TYPES];
     char no_atomic_why[192];
     pthread_mutex_t amo_lock;
 

@@ -11,6 +11,7 @@
 #include "ofi_private.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,17 +25,20 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* PEs are oversubscribed: a waiter yields at once and sleeps once the wait
- * has lasted, so that the PE it waits for gets the core. */
-static void backoff(unsigned *spins)
+/* PEs are oversubscribed: a waiter yields at once, and sleeps once the wait
+ * has lasted long enough that the peer is clearly busy elsewhere. */
+struct waiter {
+    double start;
+};
+
+static void backoff(struct waiter *w)
 {
-    if (*spins < 64) {
+    if (now_s() - w->start < OFI_PROGRESS_HOT_S) {
         sched_yield();
     } else {
-        struct timespec ts = {0, 20 * 1000};
+        struct timespec ts = {0, 50 * 1000};
         nanosleep(&ts, NULL);
     }
-    (*spins)++;
 }
 
 static void release_slot(struct ushmemi_transport *t, int slot)
@@ -133,34 +137,27 @@ int ushmemi_ofi_progress(struct ushmemi_transport *t)
 void *ushmemi_ofi_progress_main(void *arg)
 {
     struct ushmemi_transport *t = arg;
-    unsigned idle = 0;
+    double last_busy = now_s();
 
     /* Providers with manual data progress (tcp, shm, udp) move a peer's put
      * into our heap only while someone here calls into them; this thread is
-     * that someone while the PE computes or waits elsewhere. With a CQ wait
-     * object it sleeps in the provider until there is traffic (and at most
-     * a millisecond, to notice stop); without one it polls and naps. */
+     * that someone while the PE computes or waits elsewhere. A peer's put or
+     * get leaves no completion here, so the thread cannot tell a busy target
+     * from an idle one: it naps a short, fixed time (with a tight timer
+     * slack, so that the nap is what is asked) and polls with sched_yield
+     * only after completions of its own. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-        struct fi_cq_entry entries[16];
-        ssize_t n;
-        if (t->cq_can_wait)
-            n = fi_cq_sread(t->cq, entries, 16, NULL, 1);
-        else
-            n = fi_cq_read(t->cq, entries, 16);
-        if (handle(t, entries, n) > 0) {
-            idle = 0;
+        if (ushmemi_ofi_progress(t) > 0) {
+            last_busy = now_s();
             continue;
         }
-        if (t->cq_can_wait)
-            continue;
-        if (idle < 16) {
+        if (now_s() - last_busy < OFI_PROGRESS_HOT_S) {
             sched_yield();
         } else {
-            long ns = idle < 256 ? 10 * 1000 : 50 * 1000;
-            struct timespec ts = {0, ns};
+            struct timespec ts = {0, OFI_PROGRESS_NAP_NS};
             nanosleep(&ts, NULL);
         }
-        idle++;
     }
     return NULL;
 }
@@ -221,13 +218,22 @@ static ssize_t issue_once(struct ushmemi_transport *t, const struct ofi_xfer *x)
     uint64_t raddr = ushmemi_ofi_raddr(t, x->pe, x->offset);
     uint64_t key = t->peers[x->pe].key;
 
+    /* Writes ask for delivery completion: their completion must mean the
+     * data is in the peer's heap (blocking put, quiet), not merely that the
+     * source is free again. Reads and (always fetching) atomics complete
+     * when the data is back, which is later still. */
+    struct fi_rma_iov rma = {.addr = raddr, .len = x->len, .key = key};
+    struct iovec iov = {.iov_base = x->local, .iov_len = x->len};
+    void *desc = x->desc;
+
     switch (x->kind) {
-    case OFI_X_WRITE:
-        return fi_write(t->ep, x->local, x->len, x->desc, dest, raddr, key, x->op);
+    case OFI_X_WRITE: {
+        struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = dest,
+                                 .rma_iov = &rma, .rma_iov_count = 1, .context = x->op};
+        return fi_writemsg(t->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    }
     case OFI_X_READ:
         return fi_read(t->ep, x->local, x->len, x->desc, dest, raddr, key, x->op);
-    case OFI_X_ATOMIC:
-        return fi_atomic(t->ep, x->local, 1, x->desc, dest, raddr, key, x->datatype, x->amo, x->op);
     case OFI_X_FETCH:
         return fi_fetch_atomic(t->ep, x->local, 1, x->desc, x->result, x->result_desc, dest, raddr,
                                key, x->datatype, x->amo, x->op);
@@ -243,7 +249,7 @@ ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_
                                   const char *what)
 {
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    unsigned spins = 0;
+    struct waiter w = {now_s()};
 
     for (;;) {
         ssize_t rc = issue_once(t, x);
@@ -263,14 +269,14 @@ ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_
                           "the peer makes no progress", what, x->pe, OFI_OP_TIMEOUT_S);
             return USHMEM_ERR_TIMEOUT;
         }
-        backoff(&spins);
+        backoff(&w);
     }
 }
 
 ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *op)
 {
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    unsigned spins = 0;
+    struct waiter w = {now_s()};
 
     while (atomic_load(&op->state) != OFI_OP_DONE) {
         if (ushmemi_ofi_progress(t) > 0)
@@ -285,7 +291,7 @@ ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *
             }
             break; /* it completed just now */
         }
-        backoff(&spins);
+        backoff(&w);
     }
     int fi_err = op->fi_err;
     if (fi_err != 0)
@@ -387,7 +393,7 @@ ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_
         return status;
     int slot = take_slot(t);
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    unsigned spins = 0;
+    struct waiter w = {now_s()};
     while (slot < 0) {
         if (ushmemi_ofi_progress(t) == 0) {
             if (now_s() > deadline) {
@@ -395,7 +401,7 @@ ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_
                               OFI_OP_TIMEOUT_S);
                 return USHMEM_ERR_TIMEOUT;
             }
-            backoff(&spins);
+            backoff(&w);
         }
         slot = take_slot(t);
     }
@@ -428,7 +434,7 @@ ushmem_status_t ushmemi_ofi_quiet(struct ushmemi_transport *t)
      * it, since each is counted once whether it succeeded or failed. */
     uint64_t target = atomic_load(&t->issued);
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    unsigned spins = 0;
+    struct waiter w = {now_s()};
 
     while (atomic_load(&t->completed) < target) {
         if (ushmemi_ofi_progress(t) > 0)
@@ -439,7 +445,7 @@ ushmem_status_t ushmemi_ofi_quiet(struct ushmemi_transport *t)
                           OFI_OP_TIMEOUT_S);
             return USHMEM_ERR_TIMEOUT;
         }
-        backoff(&spins);
+        backoff(&w);
     }
     /* An nbi failure was logged when its completion arrived; quiet reports it. */
     int err = atomic_exchange(&t->async_error, 0);
