@@ -100,6 +100,9 @@ static const struct decide_case cases[] = {
      {"PE 2 -> PE 5", "RMA", "atomics", "another node", "no FI_RMA and no FI_ATOMIC",
       "use a fabric with GPU RMA and GPU atomics"},
      {"STAGING", NULL}},
+    {"staging on but no fabric at all fails", 0, 8, {REMOTE, .staging_allowed = true},
+     {NONE, NONE, NONE, NONE}, NULL, {"PE 0 -> PE 8", "no FI_RMA and no FI_ATOMIC"},
+     {"STAGING", NULL}},
     {"remote host heap, fabric without atomics: only atomics fail", 0, 3,
      {.heap_is_device = false, .strict = true, .fabric_rma = true},
      {PROXY, NONE, NONE, NONE}, NULL,
@@ -247,6 +250,11 @@ START_TEST(test_invariants)
                     ck_assert(caps.pcie_atomics == USHMEMI_YES ||
                               (caps.pcie_atomics == USHMEMI_UNKNOWN && !caps.strict));
             }
+            /* Staging carries a class only over a fabric that has that class. */
+            if (rma->route == STAGED || rma->route == PROXY)
+                ck_assert(caps.fabric_rma);
+            if (amo->route == STAGED || amo->route == PROXY)
+                ck_assert(caps.fabric_atomics);
             if (rma->route == DIRECT && amo->route != DIRECT)
                 ck_assert(amo->route != NONE || !caps.fabric_atomics || !caps.staging_allowed);
 
