@@ -322,6 +322,13 @@ static pid_t stranger(const char *job, int rank, int connected_w)
     if (pid != 0)
         return pid;
 
+    /* Drop the inherited descriptors, the server's listening socket among
+     * them: a copy held here would keep this child's own queued connection
+     * alive after the server closes, and recvmsg below would never return. */
+    if (connected_w > 3)
+        close_range(3, (unsigned)connected_w - 1, 0);
+    close_range((unsigned)connected_w + 1, ~0U, 0);
+
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "ushmem-%s-%d", job, rank);
     socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
