@@ -191,22 +191,8 @@ USHMEMI_COLL_COMPLEX_TYPES(USHMEMI_COLL_DECL_TOALL_ARITH)
  * long here, size_t is unsigned long, and so on. */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
 
-#define USHMEMI_COLL_GENERIC_RMA(dest, op)                                     \
-    _Generic(*(dest),                                                         \
-        float: shmem_float_##op,                                              \
-        double: shmem_double_##op,                                            \
-        long double: shmem_longdouble_##op,                                   \
-        char: shmem_char_##op,                                                \
-        signed char: shmem_schar_##op,                                        \
-        short: shmem_short_##op,                                              \
-        int: shmem_int_##op,                                                  \
-        long: shmem_long_##op,                                                \
-        long long: shmem_longlong_##op,                                       \
-        unsigned char: shmem_uchar_##op,                                      \
-        unsigned short: shmem_ushort_##op,                                    \
-        unsigned int: shmem_uint_##op,                                        \
-        unsigned long: shmem_ulong_##op,                                      \
-        unsigned long long: shmem_ulonglong_##op)
+/* The same selection as RMA's (shmem_rma.h). */
+#define USHMEMI_COLL_GENERIC_RMA(dest, op) USHMEMI_GEN_RMA(dest, op)
 
 #define shmem_broadcast(team, dest, ...)                                      \
     USHMEMI_COLL_GENERIC_RMA(dest, broadcast)(team, dest, __VA_ARGS__)
