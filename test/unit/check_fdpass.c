@@ -19,18 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_util.h"
 #include "../../src/common/log.h"
 #include "../../src/device/device.h"
 #include "../../src/transport/transport.h"
 
 #define CONTENT "symmetric heap bytes from the exporter"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* A job id no other test process uses, so abstract socket names never clash. */
 static const char *unique_job(char *buf, size_t len)
@@ -57,29 +51,6 @@ static bool fd_holds(int fd, const char *text)
     char buf[128] = "";
     ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
     return n > 0 && strcmp(buf, text) == 0;
-}
-
-/* Waits for a child, killing it when it outlives `limit_s`; its exit code or
- * -1 when it died otherwise. */
-static int reap(pid_t pid, double limit_s)
-{
-    double deadline = now_s() + limit_s;
-    int wstatus;
-
-    for (;;) {
-        pid_t r = waitpid(pid, &wstatus, WNOHANG);
-        if (r == pid)
-            break;
-        if (r < 0)
-            return -1;
-        if (now_s() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &wstatus, 0);
-            return -2;
-        }
-        usleep(1000);
-    }
-    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
 }
 
 /* A child that exports a memfd and reports its fd number through a pipe,

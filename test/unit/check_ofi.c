@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_util.h"
 #include "ushmem_config.h"
 
 #include "../../src/common/log.h"
@@ -40,13 +41,6 @@
 #define HEAP_SIZE ((size_t)FLAG_AREA + 64 * 1024)
 
 #define SKIP_CODE 77
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------------------ */
 /* The out-of-band exchange among forked PEs. */
@@ -114,30 +108,6 @@ static struct shared_oob *shared_new(int npes)
     memset(shm, 0, sizeof(*shm));
     shm->size = npes;
     return shm;
-}
-
-/* Waits for a child, killing it when it outlives limit_s; its exit code,
- * or -1 when it died otherwise (-2 when killed here). */
-static int reap(pid_t pid, double limit_s)
-{
-    double deadline = now_s() + limit_s;
-    int wstatus;
-    for (;;) {
-        pid_t r = waitpid(pid, &wstatus, WNOHANG);
-        if (r == pid)
-            break;
-        if (r < 0)
-            return -1;
-        if (now_s() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &wstatus, 0);
-            return -2;
-        }
-        usleep(1000);
-    }
-    if (WIFSIGNALED(wstatus))
-        return -100 - WTERMSIG(wstatus);
-    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
 }
 
 #if USHMEM_HAVE_OFI
