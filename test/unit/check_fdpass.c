@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "child_util.h"
+#include "fake_oob.h"
 #include "../../src/common/log.h"
 #include "../../src/device/device.h"
 #include "../../src/transport/transport.h"
@@ -412,16 +413,12 @@ END_TEST
 /* ushmemi_ipc_connect over forked PEs. */
 
 #define MAX_PES 8
-#define MAX_CARD 256
 #define HEAP_SIZE (256 * 1024)
 #define SLOT 64
 #define OWN_OFFSET (128 * 1024) /* where each PE writes into its own heap */
 
 struct shared_oob {
-    atomic_int arrived;
-    atomic_int generation;
-    int size;
-    unsigned char slots[MAX_PES][MAX_CARD];
+    struct fake_oob core;
 };
 
 struct fake_ctx {
@@ -432,35 +429,13 @@ struct fake_ctx {
 static ushmem_status_t fake_barrier(void *ctx)
 {
     struct fake_ctx *c = ctx;
-    struct shared_oob *shm = c->shm;
-    int gen = atomic_load(&shm->generation);
-
-    if (atomic_fetch_add(&shm->arrived, 1) == shm->size - 1) {
-        atomic_store(&shm->arrived, 0);
-        atomic_fetch_add(&shm->generation, 1);
-        return USHMEM_OK;
-    }
-    double deadline = now_s() + 10.0;
-    while (atomic_load(&shm->generation) == gen) {
-        if (now_s() > deadline)
-            return USHMEM_ERR_TIMEOUT;
-        sched_yield();
-    }
-    return USHMEM_OK;
+    return fake_oob_barrier(&c->shm->core);
 }
 
 static ushmem_status_t fake_allgather(void *ctx, const void *mine, void *all, size_t len)
 {
     struct fake_ctx *c = ctx;
-    if (len > MAX_CARD)
-        return USHMEM_ERR_INVALID_PARAM;
-    memcpy(c->shm->slots[c->rank], mine, len);
-    ushmem_status_t st = fake_barrier(ctx);
-    if (st != USHMEM_OK)
-        return st;
-    for (int i = 0; i < c->shm->size; i++)
-        memcpy((unsigned char *)all + (size_t)i * len, c->shm->slots[i], len);
-    return fake_barrier(ctx); /* nobody overwrites a slot still being read */
+    return fake_oob_allgather(&c->shm->core, c->rank, mine, all, len);
 }
 
 /* The value `writer` stores into `target`'s heap: unique per pair. */
@@ -538,9 +513,9 @@ static void run_pes_expect(int npes, enum ushmemi_fd_method method, bool dumpabl
     struct shared_oob *shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE,
                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(shm, MAP_FAILED);
-    atomic_init(&shm->arrived, 0);
-    atomic_init(&shm->generation, 0);
-    shm->size = npes;
+    atomic_init(&shm->core.arrived, 0);
+    atomic_init(&shm->core.generation, 0);
+    shm->core.size = npes;
     unique_job(job, sizeof(job));
 
     for (int r = 0; r < npes; r++) {

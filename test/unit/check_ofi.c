@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "child_util.h"
+#include "fake_oob.h"
 #include "ushmem_config.h"
 
 #include "../../src/common/log.h"
@@ -29,7 +30,6 @@
 #endif
 
 #define MAX_PES 4
-#define MAX_CARD 512
 #define MiB (1024 * 1024)
 #define MAX_XFER (4 * MiB)
 /* Heap layout: a receive region per source PE, a region each PE fills for
@@ -46,10 +46,7 @@
 /* The out-of-band exchange among forked PEs. */
 
 struct shared_oob {
-    atomic_int arrived;
-    atomic_int generation;
-    int size;
-    unsigned char slots[MAX_PES][MAX_CARD];
+    struct fake_oob core;
     /* Results the PEs hand to each other for cross-PE checks. */
     int64_t fetched[MAX_PES][MAX_PES][64]; /* [target][source][i] */
     atomic_int winners[MAX_PES][6];        /* cswap winners per target and type */
@@ -63,41 +60,13 @@ struct fake_ctx {
 static ushmem_status_t fake_barrier(void *ctx)
 {
     struct fake_ctx *c = ctx;
-    struct shared_oob *shm = c->shm;
-    int gen = atomic_load(&shm->generation);
-
-    if (atomic_fetch_add(&shm->arrived, 1) == shm->size - 1) {
-        atomic_store(&shm->arrived, 0);
-        atomic_fetch_add(&shm->generation, 1);
-        return USHMEM_OK;
-    }
-    double deadline = now_s() + 20.0;
-    unsigned spins = 0;
-    while (atomic_load(&shm->generation) == gen) {
-        if (now_s() > deadline)
-            return USHMEM_ERR_TIMEOUT;
-        if (spins++ < 100) {
-            sched_yield();
-        } else {
-            struct timespec ts = {0, 50 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    return USHMEM_OK;
+    return fake_oob_barrier(&c->shm->core);
 }
 
 static ushmem_status_t fake_allgather(void *ctx, const void *mine, void *all, size_t len)
 {
     struct fake_ctx *c = ctx;
-    if (len > MAX_CARD)
-        return USHMEM_ERR_INVALID_PARAM;
-    memcpy(c->shm->slots[c->rank], mine, len);
-    ushmem_status_t st = fake_barrier(ctx);
-    if (st != USHMEM_OK)
-        return st;
-    for (int i = 0; i < c->shm->size; i++)
-        memcpy((unsigned char *)all + (size_t)i * len, c->shm->slots[i], len);
-    return fake_barrier(ctx);
+    return fake_oob_allgather(&c->shm->core, c->rank, mine, all, len);
 }
 
 static struct shared_oob *shared_new(int npes)
@@ -106,7 +75,7 @@ static struct shared_oob *shared_new(int npes)
                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(shm, MAP_FAILED);
     memset(shm, 0, sizeof(*shm));
-    shm->size = npes;
+    shm->core.size = npes;
     return shm;
 }
 
