@@ -1,18 +1,26 @@
 /* ushmem_info: version, build features, backends, transports and every
- * variable with its default, current value and help. */
+ * variable with its default, current value and help; with --topology, run
+ * under a launcher, the facts and routes of every pair of PEs. */
 #include <shmem.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ushmem_config.h"
 #include "../src/common/vars.h"
 #include "../src/device/device.h"
+#include "../src/host/topology.h"
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: ushmem_info [--help] [--version] [--variables]\n"
+    fprintf(out, "usage: ushmem_info [--help] [--version] [--variables] [--topology]\n"
                  "Prints the ushmem version, build features, device backends, transports and\n"
-                 "every variable (name, type, default, current value, help).\n");
+                 "every variable (name, type, default, current value, help).\n"
+                 "--topology initialises the job (run it the way the program will run, e.g.\n"
+                 "`oshrun -n 4 ushmem_info --topology`, with the same variables) and prints,\n"
+                 "for every pair of PEs, the probed capabilities and the route each operation\n"
+                 "class takes, with the reason. If some class has no route, shmem_init fails\n"
+                 "with the message the program would get.\n");
 }
 
 static void print_backends(void)
@@ -29,6 +37,52 @@ static void print_backends(void)
     }
 }
 
+/* Every PE writes its part; PE 0 gathers the parts and prints them in order. */
+static int print_topology(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), npes = shmem_n_pes();
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) {
+        perror("ushmem_info: open_memstream");
+        shmem_global_exit(1);
+    }
+    ushmemi_topology_write(f);
+    fclose(f);
+
+    long *lens = shmem_malloc(2 * sizeof(long));
+    lens[0] = (long)len + 1;
+    shmem_long_max_reduce(SHMEM_TEAM_WORLD, &lens[1], &lens[0], 1);
+    size_t slot = (size_t)lens[1];
+    char *part = shmem_malloc(slot);
+    char *copy = malloc(slot);
+    if (part == NULL || copy == NULL) {
+        fprintf(stderr, "ushmem_info: no room for %zu bytes of topology text\n", slot);
+        shmem_global_exit(1);
+    }
+    memcpy(part, text, len + 1);
+    shmem_barrier_all();
+    if (me == 0) {
+        printf("Topology of %d PEs (routes per operation class; facts as the route decision saw "
+               "them):\n", npes);
+        for (int pe = 0; pe < npes; pe++) {
+            shmem_getmem(copy, part, slot, pe);
+            copy[slot - 1] = '\0';
+            fputs(copy, stdout);
+        }
+        fflush(stdout);
+    }
+    shmem_barrier_all();
+    free(copy);
+    free(text);
+    shmem_free(part);
+    shmem_free(lens);
+    shmem_finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int only_vars = 0;
@@ -41,6 +95,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--variables") == 0) {
             only_vars = 1;
+        } else if (strcmp(argv[i], "--topology") == 0) {
+            return print_topology();
         } else {
             fprintf(stderr, "ushmem_info: unknown option '%s'\n", argv[i]);
             usage(stderr);
@@ -59,7 +115,9 @@ int main(int argc, char **argv)
         print_backends();
         printf("Transports:\n"
                "  ipc    peers' heaps on this node mapped through file descriptors "
-               "(pidfd_getfd, or SCM_RIGHTS over an abstract socket)\n");
+               "(pidfd_getfd, or SCM_RIGHTS over an abstract socket)\n"
+               "  ofi    libfabric RMA and atomics (%s; FI_PROVIDER picks the provider)\n",
+               USHMEM_HAVE_OFI ? "built in" : "not built");
         printf("Installed under %s\n", USHMEM_PREFIX);
     }
     printf("Variables:\n");

@@ -30,7 +30,29 @@
       "Seconds a PE waits for its local peers while exchanging heap handles")         \
     X(symmetric_data, "USHMEM_SYMMETRIC_DATA", BOOL, "1",                             \
       "Make global and static variables symmetric (remotely accessible) by sharing the " \
-      "executable's data segment with the local PEs (cpu backend)")
+      "executable's data segment with the local PEs (cpu backend)")                    \
+    X(ipc, "USHMEM_IPC", BOOL, "1",                                                   \
+      "Map the heaps of PEs on this node (the direct route); 0 sends every peer over the " \
+      "fabric (libfabric, chosen with FI_PROVIDER), as in a job across nodes")          \
+    X(device_route, "USHMEM_DEVICE_ROUTE", STRING, "auto",                            \
+      "Device-API calls: auto (direct where the peer's heap is mapped, else the proxy " \
+      "thread) or proxy (every call through the proxy thread)")                         \
+    X(proxy_ring_size, "USHMEM_PROXY_RING_SIZE", INT, "1024",                          \
+      "Slots in the proxy's request ring (a power of two, at least 2)")                 \
+    X(fabric_staging, "USHMEM_FABRIC_STAGING", BOOL, "0",                             \
+      "When the fabric cannot take device memory (no FI_HMEM), carry RMA through host " \
+      "bounce buffers with the copy engine instead of failing at shmem_init")           \
+    X(strict, "USHMEM_STRICT", BOOL, "1",                                             \
+      "Treat a capability that cannot be verified (PCIe AtomicOps with an unreadable "  \
+      "config space) as absent; 0 trusts it, with a warning")                            \
+    X(sim_caps, "USHMEM_SIM_CAPS", STRING, "",                                        \
+      "Testing: override probed capabilities of every pair, e.g. "                     \
+      "p2p_atomics=0,fabric_hmem=0 (keys are the fields listed by ushmem_info --topology)") \
+    X(sysfs_root, "USHMEM_SYSFS_ROOT", STRING, "/sys",                                \
+      "Testing: where the PCIe probe reads sysfs (a fixture tree instead of /sys)")      \
+    X(cpu_device_heap, "USHMEM_CPU_DEVICE_HEAP", BOOL, "0",                           \
+      "Testing: the cpu backend reports its heap as device memory that the CPU must not " \
+      "touch, so that the staging and device-memory checks run without a GPU")
 
 
 enum ushmemi_var_type { USHMEMI_VAR_SIZE, USHMEMI_VAR_BOOL, USHMEMI_VAR_INT, USHMEMI_VAR_STRING };

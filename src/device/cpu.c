@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/vars.h"
 
 enum region_kind { REGION_HEAP, REGION_HOST, REGION_IMPORT, REGION_STATIC };
 
@@ -404,14 +405,19 @@ static ushmem_status_t cpu_pointer_query(struct ushmemi_device *dev, const void 
         const struct region *r = &dev->regions[i];
         if (p >= r->base && p < r->base + r->size) {
             kind = USHMEMI_MEM_HOST;
+            /* Testing: this PE's heap poses as device memory, so that the
+             * paths which must never hand device memory to the CPU or to a
+             * provider without FI_HMEM run without a GPU. */
+            if (r->kind == REGION_HEAP && ushmemi_settings.cpu_device_heap)
+                kind = USHMEMI_MEM_DEVICE;
             break;
         }
     }
     pthread_mutex_unlock(&dev->lock);
 
     attr_p->kind = kind;
-    attr_p->host_accessible = true;
-    attr_p->device_ordinal = -1;
+    attr_p->host_accessible = kind != USHMEMI_MEM_DEVICE;
+    attr_p->device_ordinal = kind == USHMEMI_MEM_DEVICE ? 0 : -1;
     return USHMEM_OK;
 }
 

@@ -1,12 +1,14 @@
 /* Host atomic memory operations: the standard, extended and bitwise AMO
  * families, their fetching non-blocking forms, and the deprecated 1.3 names.
  *
- * The peer's heap is a MAP_SHARED mapping in this process, and lock-free C11
- * atomics on shared memory are atomic across processes (they are plain
- * locked instructions, with no process-private lock). Every type below is
- * therefore required to be lock-free at compile time. float and double are
- * operated on through integers of the same width, so that exchange and
- * store never need a compare loop or libatomic. */
+ * On the direct road the peer's heap is a MAP_SHARED mapping in this
+ * process, and lock-free C11 atomics on shared memory are atomic across
+ * processes (they are plain locked instructions, with no process-private
+ * lock). Every type below is therefore required to be lock-free at compile
+ * time. float and double are operated on through integers of the same
+ * width, so that exchange and store never need a compare loop or libatomic.
+ * Otherwise the fabric carries the atomic; routes.c makes sure that every
+ * PE reaches one word the same way, so the two kinds never mix. */
 #include <assert.h>
 #include <shmem.h>
 #include <stdalign.h>
@@ -16,67 +18,76 @@
 
 #include "internal.h"
 
-/* The peer's address of the size-byte object at addr. A misaligned atomic
- * would tear or fault, so it ends the job instead. */
-static void *amo_target(const char *call, const void *addr, size_t size, int pe)
-{
-    ushmemi_check_init(call);
-    void *remote = ushmemi_remote_addr(call, addr, size, pe);
-    if (__builtin_expect((uintptr_t)addr % size != 0, 0))
-        ushmemi_fatal(call, "address %p to PE %d is not aligned to %zu bytes, as an atomic "
-                      "needs", addr, pe, size);
-    if (__builtin_expect(!ushmemi_g.heap_host_accessible, 0))
-        ushmemi_fatal(call, "atomic to PE %d at %p: the symmetric heap is device memory, which "
-                      "host atomics cannot reach", pe, addr);
-    return remote;
-}
-
 #define CHECK_ATOMIC_LAYOUT(T)                                                                \
     static_assert(sizeof(_Atomic T) == sizeof(T) && alignof(_Atomic T) == alignof(T),        \
                   "_Atomic " #T " must have the layout of " #T " to alias it");              \
     static_assert(__atomic_always_lock_free(sizeof(T), 0),                                    \
                   #T " atomics must be lock-free to work across processes");
 
-/* Operations on integer types, shared by the 1.5 and the deprecated names. */
+/* One atomic on an integer type: on the mapped word when the AMO route to pe
+ * is direct, else over the fabric. op is a constant at every call site, so
+ * the switch folds away once inlined. */
 #define DEFINE_INT_OPS(NAME, T)                                                               \
     CHECK_ATOMIC_LAYOUT(T)                                                                    \
-    static _Atomic T *NAME##_target(const char *call, const T *addr, int pe)                  \
+    static inline T NAME##_amo(const char *call, const T *addr, int pe,                       \
+                               enum ushmemi_amo_op op, T operand, T compare)                  \
     {                                                                                         \
-        return amo_target(call, addr, sizeof(T), pe);                                         \
+        ushmemi_check_init(call);                                                             \
+        _Atomic T *p = ushmemi_amo_direct(call, USHMEMI_CLASS_AMO, addr, sizeof(T), pe);      \
+        if (__builtin_expect(p != NULL, 1)) {                                                 \
+            switch (op) {                                                                     \
+            case USHMEMI_AMO_FETCH:                                                           \
+                return atomic_load(p);                                                        \
+            case USHMEMI_AMO_SET:                                                             \
+                atomic_store(p, operand);                                                     \
+                return 0;                                                                     \
+            case USHMEMI_AMO_SWAP:                                                            \
+                return atomic_exchange(p, operand);                                           \
+            case USHMEMI_AMO_CSWAP:                                                           \
+                atomic_compare_exchange_strong(p, &compare, operand);                         \
+                return compare;                                                               \
+            case USHMEMI_AMO_ADD:                                                             \
+                return atomic_fetch_add(p, operand);                                          \
+            case USHMEMI_AMO_AND:                                                             \
+                return atomic_fetch_and(p, operand);                                          \
+            case USHMEMI_AMO_OR:                                                              \
+                return atomic_fetch_or(p, operand);                                           \
+            case USHMEMI_AMO_XOR:                                                             \
+                return atomic_fetch_xor(p, operand);                                          \
+            }                                                                                 \
+        }                                                                                     \
+        T result = 0;                                                                         \
+        ushmemi_amo_fabric(call, addr, pe, op, USHMEMI_AMO_TYPE_OF(T), &operand, &compare,    \
+                           &result);                                                          \
+        return result;                                                                        \
     }                                                                                         \
     static T NAME##_fetch(const char *call, const T *source, int pe)                          \
     {                                                                                         \
-        return atomic_load(NAME##_target(call, source, pe));                                  \
+        return NAME##_amo(call, source, pe, USHMEMI_AMO_FETCH, 0, 0);                         \
     }                                                                                         \
     static void NAME##_set(const char *call, T *dest, T value, int pe)                        \
     {                                                                                         \
-        atomic_store(NAME##_target(call, dest, pe), value);                                   \
+        NAME##_amo(call, dest, pe, USHMEMI_AMO_SET, value, 0);                                \
     }                                                                                         \
     static T NAME##_swap(const char *call, T *dest, T value, int pe)                          \
     {                                                                                         \
-        return atomic_exchange(NAME##_target(call, dest, pe), value);                         \
+        return NAME##_amo(call, dest, pe, USHMEMI_AMO_SWAP, value, 0);                        \
     }                                                                                         \
     static T NAME##_cswap(const char *call, T *dest, T cond, T value, int pe)                 \
     {                                                                                         \
-        T old = cond;                                                                         \
-        atomic_compare_exchange_strong(NAME##_target(call, dest, pe), &old, value);           \
-        return old;                                                                           \
+        return NAME##_amo(call, dest, pe, USHMEMI_AMO_CSWAP, value, cond);                    \
     }                                                                                         \
     static T NAME##_fetch_add(const char *call, T *dest, T value, int pe)                     \
     {                                                                                         \
-        return atomic_fetch_add(NAME##_target(call, dest, pe), value);                        \
+        return NAME##_amo(call, dest, pe, USHMEMI_AMO_ADD, value, 0);                         \
     }
 USHMEMI_AMO_STD_TYPES(DEFINE_INT_OPS)
 #undef DEFINE_INT_OPS
 
 /* float and double through their bit patterns. */
-#define DEFINE_FP_OPS(NAME, T, BITS)                                                          \
+#define DEFINE_FP_OPS(NAME, T, BITS, TYPE)                                                    \
     static_assert(sizeof(T) == sizeof(BITS), #T " and " #BITS " must have one size");         \
     CHECK_ATOMIC_LAYOUT(BITS)                                                                 \
-    static _Atomic BITS *NAME##_target(const char *call, const T *addr, int pe)               \
-    {                                                                                         \
-        return amo_target(call, addr, sizeof(T), pe);                                         \
-    }                                                                                         \
     static T NAME##_from_bits(BITS bits)                                                      \
     {                                                                                         \
         T value;                                                                              \
@@ -89,21 +100,38 @@ USHMEMI_AMO_STD_TYPES(DEFINE_INT_OPS)
         memcpy(&bits, &value, sizeof(bits));                                                  \
         return bits;                                                                          \
     }                                                                                         \
+    static inline T NAME##_amo(const char *call, const T *addr, int pe,                       \
+                               enum ushmemi_amo_op op, T operand)                             \
+    {                                                                                         \
+        ushmemi_check_init(call);                                                             \
+        _Atomic BITS *p = ushmemi_amo_direct(call, USHMEMI_CLASS_AMO, addr, sizeof(T), pe);   \
+        if (__builtin_expect(p != NULL, 1)) {                                                 \
+            if (op == USHMEMI_AMO_SET) {                                                      \
+                atomic_store(p, NAME##_to_bits(operand));                                     \
+                return 0;                                                                     \
+            }                                                                                 \
+            if (op == USHMEMI_AMO_SWAP)                                                       \
+                return NAME##_from_bits(atomic_exchange(p, NAME##_to_bits(operand)));         \
+            return NAME##_from_bits(atomic_load(p));                                          \
+        }                                                                                     \
+        T result = 0;                                                                         \
+        ushmemi_amo_fabric(call, addr, pe, op, TYPE, &operand, NULL, &result);                \
+        return result;                                                                        \
+    }                                                                                         \
     static T NAME##_fetch(const char *call, const T *source, int pe)                          \
     {                                                                                         \
-        return NAME##_from_bits(atomic_load(NAME##_target(call, source, pe)));                \
+        return NAME##_amo(call, source, pe, USHMEMI_AMO_FETCH, 0);                            \
     }                                                                                         \
     static void NAME##_set(const char *call, T *dest, T value, int pe)                        \
     {                                                                                         \
-        atomic_store(NAME##_target(call, dest, pe), NAME##_to_bits(value));                   \
+        NAME##_amo(call, dest, pe, USHMEMI_AMO_SET, value);                                   \
     }                                                                                         \
     static T NAME##_swap(const char *call, T *dest, T value, int pe)                          \
     {                                                                                         \
-        return NAME##_from_bits(                                                              \
-            atomic_exchange(NAME##_target(call, dest, pe), NAME##_to_bits(value)));           \
+        return NAME##_amo(call, dest, pe, USHMEMI_AMO_SWAP, value);                           \
     }
-DEFINE_FP_OPS(float, float, uint32_t)
-DEFINE_FP_OPS(double, double, uint64_t)
+DEFINE_FP_OPS(float, float, uint32_t, USHMEMI_AMO_FLOAT)
+DEFINE_FP_OPS(double, double, uint64_t, USHMEMI_AMO_DOUBLE)
 #undef DEFINE_FP_OPS
 
 /* fetch, set, swap: standard and extended types. Non-blocking forms complete
@@ -171,26 +199,25 @@ USHMEMI_AMO_EXT_TYPES(DEFINE_AMO_EXT)
 USHMEMI_AMO_STD_TYPES(DEFINE_AMO_STD)
 #undef DEFINE_AMO_STD
 
-#define DEFINE_AMO_BIT_OP(NAME, T, OP)                                                        \
+#define DEFINE_AMO_BIT_OP(NAME, T, OP, AMO)                                                   \
     USHMEMI_API T shmem_##NAME##_atomic_fetch_##OP(T *dest, T value, int pe)                 \
     {                                                                                         \
-        return atomic_fetch_##OP(NAME##_target("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe), \
-                                 value);                                                      \
+        return NAME##_amo("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe, AMO, value, 0);      \
     }                                                                                         \
     USHMEMI_API void shmem_##NAME##_atomic_##OP(T *dest, T value, int pe)                    \
     {                                                                                         \
-        atomic_fetch_##OP(NAME##_target("shmem_" #NAME "_atomic_" #OP, dest, pe), value);     \
+        NAME##_amo("shmem_" #NAME "_atomic_" #OP, dest, pe, AMO, value, 0);                   \
     }                                                                                         \
     USHMEMI_API void shmem_##NAME##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value,      \
                                                             int pe)                           \
     {                                                                                         \
-        *fetch = atomic_fetch_##OP(                                                           \
-            NAME##_target("shmem_" #NAME "_atomic_fetch_" #OP "_nbi", dest, pe), value);      \
+        *fetch = NAME##_amo("shmem_" #NAME "_atomic_fetch_" #OP "_nbi", dest, pe, AMO, value, \
+                            0);                                                               \
     }
 #define DEFINE_AMO_BIT(NAME, T)                                                               \
-    DEFINE_AMO_BIT_OP(NAME, T, and)                                                           \
-    DEFINE_AMO_BIT_OP(NAME, T, or)                                                            \
-    DEFINE_AMO_BIT_OP(NAME, T, xor)
+    DEFINE_AMO_BIT_OP(NAME, T, and, USHMEMI_AMO_AND)                                          \
+    DEFINE_AMO_BIT_OP(NAME, T, or, USHMEMI_AMO_OR)                                            \
+    DEFINE_AMO_BIT_OP(NAME, T, xor, USHMEMI_AMO_XOR)
 USHMEMI_AMO_BIT_TYPES(DEFINE_AMO_BIT)
 #undef DEFINE_AMO_BIT
 #undef DEFINE_AMO_BIT_OP

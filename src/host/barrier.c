@@ -5,7 +5,8 @@
  *
  * Both barriers are dissemination barriers (log2 N rounds; in round k member
  * i signals member i + 2^k and waits for member i - 2^k) over 64-bit counters
- * in the reserved area of every heap. Counters only ever increase, so there
+ * in the reserved area of every heap, added to on the SYNC road (a mapped
+ * atomic, or a fabric atomic) and waited for locally. Counters only ever increase, so there
  * is no reset and no race between one barrier and the next.
  *
  * World counters: barrier_flags[k] counts round-k signals. Every world
@@ -31,23 +32,32 @@
 /* Signals this PE expects from each sending world PE on its set counters. */
 static uint64_t set_expected[USHMEMI_COLL_MAX_SET_PES];
 
-struct ushmemi_reserved *ushmemi_coll_reserved(const char *call, int pe)
-{
-    struct ushmemi_reserved *reserved = ushmemi_g.peers[pe].base;
-    if (__builtin_expect(reserved == NULL, 0))
-        ushmemi_fatal(call, "PE %d is not reachable from this PE: %s", pe,
-                      ushmemi_g.peers[pe].why ? ushmemi_g.peers[pe].why : "no route");
-    return reserved;
-}
-
 static _Atomic uint64_t *set_counters(struct ushmemi_reserved *reserved)
 {
     return (_Atomic uint64_t *)(void *)reserved->scratch;
 }
 
-static void wait_at_least(_Atomic uint64_t *word, uint64_t target)
+/* The counters can be waited on by the CPU: host memory, or device memory
+ * that peers update over the fabric and this PE reads with the copy engine. */
+static bool counters_usable(void)
+{
+    return ushmemi_g.heap_host_accessible || ushmemi_road_uses_fabric(USHMEMI_CLASS_SYNC);
+}
+
+static void wait_at_least(const char *call, _Atomic uint64_t *word, uint64_t target)
 {
     unsigned spins = 0;
+    if (!ushmemi_g.heap_host_accessible) {
+        uint64_t seen;
+        for (;;) {
+            ushmemi_host_copy(call, &seen, (const void *)word, sizeof(seen));
+            if (seen >= target)
+                break;
+            ushmemi_poll_pause(&spins);
+        }
+        atomic_thread_fence(memory_order_acquire);
+        return;
+    }
     while (atomic_load_explicit(word, memory_order_acquire) < target)
         ushmemi_poll_pause(&spins);
 }
@@ -59,7 +69,7 @@ static void world_barrier(const char *call)
         atomic_thread_fence(memory_order_seq_cst);
         return;
     }
-    if (!ushmemi_g.heap_host_accessible) {
+    if (!counters_usable()) {
         /* The counters live in device memory the CPU cannot touch. The
          * bootstrap's barrier is slow but correct; a device-side barrier
          * kernel is where a fast one would go. */
@@ -72,11 +82,11 @@ static void world_barrier(const char *call)
     struct ushmemi_reserved *own = ushmemi_g.reserved;
     int round = 0;
     for (int dist = 1; dist < n; dist <<= 1, round++) {
-        struct ushmemi_reserved *to = ushmemi_coll_reserved(call, (me + dist) % n);
-        /* Release publishes this PE's earlier stores (and, transitively, what
+        /* The counter is symmetric: ours names the same word on the peer.
+         * The add releases this PE's earlier stores (and, transitively, what
          * it saw in earlier rounds) to the PE that acquires the counter. */
-        atomic_fetch_add_explicit(&to->barrier_flags[round], 1, memory_order_acq_rel);
-        wait_at_least(&own->barrier_flags[round], epoch);
+        ushmemi_sync_add(call, &own->barrier_flags[round], 1, (me + dist) % n);
+        wait_at_least(call, &own->barrier_flags[round], epoch);
     }
 }
 
@@ -93,17 +103,16 @@ void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
         atomic_thread_fence(memory_order_seq_cst);
         return;
     }
-    if (!ushmemi_g.heap_host_accessible)
-        ushmemi_fatal(call, "barriers over a subset of PEs need a heap the CPU can access; "
-                            "this backend's heap is device memory");
+    if (!counters_usable())
+        ushmemi_fatal(call, "barriers over a subset of PEs need a heap the CPU can access, or "
+                            "a fabric route; this backend's heap is device memory");
     _Atomic uint64_t *own = set_counters(ushmemi_g.reserved);
     int me_world = ushmemi_g.my_pe;
     for (int dist = 1; dist < n; dist <<= 1) {
         int to = ushmemi_coll_world_pe(set, (set->me + dist) % n);
         int from = ushmemi_coll_world_pe(set, (set->me - dist + n) % n);
-        _Atomic uint64_t *to_counters = set_counters(ushmemi_coll_reserved(call, to));
-        atomic_fetch_add_explicit(&to_counters[me_world], 1, memory_order_acq_rel);
-        wait_at_least(&own[from], ++set_expected[from]);
+        ushmemi_sync_add(call, &own[me_world], 1, to);
+        wait_at_least(call, &own[from], ++set_expected[from]);
     }
 }
 

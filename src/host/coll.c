@@ -1,8 +1,8 @@
 /* Data collectives: broadcast, collect, fcollect, alltoall(s) and reductions,
  * on teams (OpenSHMEM 1.5) and on deprecated active sets (1.4).
  *
- * Every peer's heap is mapped here, so each PE *pulls* what it needs straight
- * from the peers' symmetric objects with ushmemi_host_copy, between two set
+ * Each PE *pulls* what it needs from the peers' symmetric objects with gets
+ * on the RMA road (a copy from the mapping, or the fabric), between two set
  * barriers: the first says every member's source is ready, the second that
  * every member has finished reading, so sources may be reused on return.
  * Reductions stage each member's contribution in its collective scratch, so
@@ -31,9 +31,10 @@ static size_t byte_count(const char *call, size_t nelems, size_t elem_size)
     return bytes;
 }
 
-static unsigned char *stage_of(const char *call, int pe)
+/* This PE's stage; being symmetric, it names every member's stage too. */
+static unsigned char *own_stage(void)
 {
-    return ushmemi_coll_reserved(call, pe)->scratch + USHMEMI_COLL_STAGE_OFFSET;
+    return ushmemi_g.reserved->scratch + USHMEMI_COLL_STAGE_OFFSET;
 }
 
 static void *xmalloc(const char *call, size_t size)
@@ -42,6 +43,24 @@ static void *xmalloc(const char *call, size_t size)
     if (p == NULL)
         ushmemi_fatal(call, "out of host memory (%zu bytes) for collective bookkeeping", size);
     return p;
+}
+
+/* The CPU-readable view of `len` bytes of pe's copy of symmetric `addr`: the
+ * mapping itself when the RMA road is a mapped one and the CPU may read it,
+ * else a copy fetched into `bounce`. */
+static const void *peer_view(const char *call, const void *addr, size_t len, int pe,
+                             void *bounce)
+{
+    enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
+    if (ushmemi_g.heap_host_accessible &&
+        (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF)) {
+        struct ushmemi_loc loc;
+        ushmemi_locate(call, addr, len, pe, &loc);
+        if (loc.mapped != NULL)
+            return loc.mapped;
+    }
+    ushmemi_get(call, bounce, addr, len, pe, false);
+    return bounce;
 }
 
 /* ---- The algorithms, over a resolved PE set ------------------------------ */
@@ -54,11 +73,12 @@ static void broadcast(const char *call, const struct ushmemi_coll_set *set, void
                       set->size);
     if (nbytes == 0)
         return;
-    const void *root_source = ushmemi_remote_addr(call, source, nbytes,
-                                                  ushmemi_coll_world_pe(set, root));
+    int root_pe = ushmemi_coll_world_pe(set, root);
+    struct ushmemi_loc loc; /* checked before anyone waits on this PE */
+    ushmemi_locate(call, source, nbytes, root_pe, &loc);
     ushmemi_coll_barrier(call, set);
     if (set->me != root)
-        ushmemi_host_copy(call, dest, root_source, nbytes);
+        ushmemi_get(call, dest, source, nbytes, root_pe, false);
     else if (copy_on_root && dest != source)
         ushmemi_host_copy(call, dest, source, nbytes);
     ushmemi_coll_barrier(call, set);
@@ -70,7 +90,7 @@ static void collect(const char *call, const struct ushmemi_coll_set *set, void *
                     const void *source, size_t nbytes)
 {
     uint64_t mine = nbytes;
-    ushmemi_host_copy(call, stage_of(call, ushmemi_g.my_pe), &mine, sizeof(mine));
+    ushmemi_host_copy(call, own_stage(), &mine, sizeof(mine));
     ushmemi_coll_barrier(call, set);
 
     int n = set->size;
@@ -78,18 +98,15 @@ static void collect(const char *call, const struct ushmemi_coll_set *set, void *
     offsets[0] = 0;
     for (int i = 0; i < n; i++) {
         uint64_t len;
-        ushmemi_host_copy(call, &len, stage_of(call, ushmemi_coll_world_pe(set, i)),
-                          sizeof(len));
+        ushmemi_get(call, &len, own_stage(), sizeof(len), ushmemi_coll_world_pe(set, i), false);
         offsets[i + 1] = offsets[i] + (size_t)len;
     }
     /* Start with the next member so that not every PE reads member 0 first. */
     for (int step = 0; step < n; step++) {
         int i = (set->me + 1 + step) % n;
         size_t len = offsets[i + 1] - offsets[i];
-        if (len == 0)
-            continue;
-        const void *from = ushmemi_remote_addr(call, source, len, ushmemi_coll_world_pe(set, i));
-        ushmemi_host_copy(call, (char *)dest + offsets[i], from, len);
+        ushmemi_get(call, (char *)dest + offsets[i], source, len, ushmemi_coll_world_pe(set, i),
+                    false);
     }
     free(offsets);
     ushmemi_coll_barrier(call, set);
@@ -104,8 +121,8 @@ static void fcollect(const char *call, const struct ushmemi_coll_set *set, void 
     ushmemi_coll_barrier(call, set);
     for (int step = 0; step < n; step++) {
         int i = (set->me + 1 + step) % n;
-        const void *from = ushmemi_remote_addr(call, source, nbytes, ushmemi_coll_world_pe(set, i));
-        ushmemi_host_copy(call, (char *)dest + (size_t)i * nbytes, from, nbytes);
+        ushmemi_get(call, (char *)dest + (size_t)i * nbytes, source, nbytes,
+                    ushmemi_coll_world_pe(set, i), false);
     }
     ushmemi_coll_barrier(call, set);
 }
@@ -123,25 +140,26 @@ static void alltoalls(const char *call, const struct ushmemi_coll_set *set, void
         return;
     int n = set->size;
     size_t udst = (size_t)dst, usst = (size_t)sst;
-    /* Span of one member's block, checked once per peer by remote_addr. */
     size_t src_span = byte_count(call, byte_count(call, nelems - 1, usst) + 1, elem_size);
     size_t src_block = byte_count(call, byte_count(call, nelems, usst), elem_size);
     size_t dst_block = byte_count(call, byte_count(call, nelems, udst), elem_size);
     size_t src_off = byte_count(call, (size_t)set->me, src_block);
+    const char *from = (const char *)source + src_off;
+    struct ushmemi_loc loc; /* the whole block, checked once before the barrier */
+    ushmemi_locate(call, from, src_span, ushmemi_g.my_pe, &loc);
     ushmemi_coll_barrier(call, set);
     for (int step = 0; step < n; step++) {
         int i = (set->me + 1 + step) % n;
-        const char *from = ushmemi_remote_addr(call, (const char *)source + src_off, src_span,
-                                               ushmemi_coll_world_pe(set, i));
+        int pe = ushmemi_coll_world_pe(set, i);
         char *to = (char *)dest + (size_t)i * dst_block;
         if (udst == 1 && usst == 1) {
-            ushmemi_host_copy(call, to, from, nelems * elem_size);
+            ushmemi_get(call, to, from, nelems * elem_size, pe, false);
             continue;
         }
         /* Element by element; a gather into a bounce buffer would batch it. */
         for (size_t k = 0; k < nelems; k++)
-            ushmemi_host_copy(call, to + k * udst * elem_size, from + k * usst * elem_size,
-                              elem_size);
+            ushmemi_get(call, to + k * udst * elem_size, from + k * usst * elem_size, elem_size,
+                        pe, false);
     }
     ushmemi_coll_barrier(call, set);
 }
@@ -161,21 +179,18 @@ static void reduce(const char *call, const struct ushmemi_coll_set *set, void *d
     const size_t chunk_elems = half / elem_size;
     int n = set->size;
     unsigned char *acc = xmalloc(call, half);
-    unsigned char *bounce = ushmemi_g.heap_host_accessible ? NULL : xmalloc(call, half);
-    unsigned char *own_stage = stage_of(call, ushmemi_g.my_pe);
+    unsigned char *bounce = xmalloc(call, half);
+    unsigned char *stage = own_stage();
 
     for (size_t done = 0, chunk = 0; done < nreduce; done += chunk_elems, chunk++) {
         size_t count = nreduce - done < chunk_elems ? nreduce - done : chunk_elems;
         size_t bytes = count * elem_size, offset = done * elem_size;
         size_t half_off = (chunk % 2) * half;
-        ushmemi_host_copy(call, own_stage + half_off, (const char *)source + offset, bytes);
+        ushmemi_host_copy(call, stage + half_off, (const char *)source + offset, bytes);
         ushmemi_coll_barrier(call, set);
         for (int i = 0; i < n; i++) {
-            const unsigned char *in = stage_of(call, ushmemi_coll_world_pe(set, i)) + half_off;
-            if (bounce != NULL) {
-                ushmemi_host_copy(call, bounce, in, bytes);
-                in = bounce;
-            }
+            const void *in = peer_view(call, stage + half_off, bytes,
+                                       ushmemi_coll_world_pe(set, i), bounce);
             if (i == 0)
                 memcpy(acc, in, bytes);
             else

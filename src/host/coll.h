@@ -42,7 +42,4 @@ void ushmemi_coll_active_set(const char *call, int PE_start, int logPE_stride, i
  * any member are visible to every member after it. */
 void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set);
 
-/* The reserved area of world PE `pe` as mapped here; fatal when unmapped. */
-struct ushmemi_reserved *ushmemi_coll_reserved(const char *call, int pe);
-
 #endif

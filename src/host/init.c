@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "ushmem_config.h"
+#include "device_api.h"
 #include "internal.h"
+#include "routes.h"
 
 struct ushmemi_state ushmemi_g;
 struct ushmemi_team ushmemi_team_world = {"SHMEM_TEAM_WORLD", 0, 1, 0};
@@ -141,12 +143,14 @@ static void do_init(int requested)
     if (status != USHMEM_OK)
         init_failed("pointer query of the heap failed", status);
     ushmemi_g.heap_host_accessible = attr.host_accessible;
+    ushmemi_g.heap_is_device = attr.kind == USHMEMI_MEM_DEVICE;
 
     ushmemi_g.peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*ushmemi_g.peers));
     if (ushmemi_g.peers == NULL)
         init_failed("out of memory for the peer table", USHMEM_ERR_NO_MEMORY);
 
-    struct ushmemi_oob oob = {
+    static struct ushmemi_oob oob; /* the fabric keeps a pointer to it */
+    oob = (struct ushmemi_oob){
         .rank = ushmemi_g.bs.rank,
         .size = ushmemi_g.bs.size,
         .local_rank = ushmemi_g.bs.local_rank,
@@ -160,26 +164,28 @@ static void do_init(int requested)
         .fd_method = fd_method,
         .timeout_s = (int)ushmemi_settings.bootstrap_timeout,
     };
-    status = ushmemi_ipc_connect(&oob, ushmemi_g.dev_ops, ushmemi_g.dev, heap, heap_size,
-                                 &ipc_config, ushmemi_g.peers);
-    if (status != USHMEM_OK)
-        init_failed("cannot map the local peers' heaps", status);
-
-    for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
-        if (ushmemi_g.peers[pe].route == USHMEMI_ROUTE_NONE) {
-            ushmemi_error("shmem_init: no route from PE %d to PE %d: %s", ushmemi_g.my_pe, pe,
-                          ushmemi_g.peers[pe].why ? ushmemi_g.peers[pe].why : "unknown");
-            init_failed("a peer is unreachable; this version runs on one node only",
-                        USHMEM_ERR_NO_ROUTE);
-        }
+    if (ushmemi_settings.ipc) {
+        status = ushmemi_ipc_connect(&oob, ushmemi_g.dev_ops, ushmemi_g.dev, heap, heap_size,
+                                     &ipc_config, ushmemi_g.peers);
+        if (status != USHMEM_OK)
+            init_failed("cannot map the local peers' heaps", status);
+    } else {
+        for (int pe = 0; pe < ushmemi_g.n_pes; pe++)
+            ushmemi_g.peers[pe].map_why = "USHMEM_IPC=0: not mapped";
+        ushmemi_g.peers[ushmemi_g.my_pe].base = heap;
+        ushmemi_g.peers[ushmemi_g.my_pe].map_why = "this PE";
     }
 
     if (ushmemi_settings.symmetric_data) {
-        status = ushmemi_static_share(&oob, &ipc_config);
+        status = ushmemi_static_share(&oob, &ipc_config, ushmemi_settings.ipc);
         if (status != USHMEM_OK)
             init_failed("cannot share the data segment (USHMEM_SYMMETRIC_DATA=0 avoids it)",
                         status);
     }
+
+    status = ushmemi_routes_build(&oob);
+    if (status != USHMEM_OK)
+        init_failed("no route for some operation class to some PE (see above)", status);
 
     status = ushmemi_heap_init(ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE,
                                ushmemi_settings.symmetric_size);
@@ -192,6 +198,9 @@ static void do_init(int requested)
                              : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                                  : requested;
     ushmemi_g.initialized = 1;
+    status = ushmemi_device_api_init();
+    if (status != USHMEM_OK)
+        init_failed("cannot set up the device API (see above)", status);
     print_banner();
     ushmemi_barrier_world();
 }
@@ -227,6 +236,7 @@ USHMEMI_API void shmem_finalize(void)
         return;
     shmem_quiet();
     ushmemi_barrier_world();
+    ushmemi_device_api_fini();
     ushmemi_ipc_disconnect(ushmemi_g.dev_ops, ushmemi_g.dev, ushmemi_g.peers, ushmemi_g.n_pes,
                            ushmemi_g.my_pe, ushmemi_g.heap_size);
     ushmemi_static_unshare();
@@ -234,6 +244,7 @@ USHMEMI_API void shmem_finalize(void)
     if (ushmemi_bootstrap_barrier(&ushmemi_g.bs) != USHMEM_OK)
         ushmemi_warn("shmem_finalize: the closing barrier failed; freeing the heap anyway");
     ushmemi_heap_fini();
+    ushmemi_routes_close();
     ushmemi_g.dev_ops->heap_free(ushmemi_g.dev, ushmemi_g.heap_base, ushmemi_g.heap_size);
     ushmemi_g.dev_ops->close(ushmemi_g.dev);
     free(ushmemi_g.peers);

@@ -11,6 +11,7 @@
 #include "../common/status.h"
 #include "../common/vars.h"
 #include "../device/device.h"
+#include "../transport/ops.h"
 #include "../transport/transport.h"
 #include "bootstrap.h"
 
@@ -23,6 +24,7 @@
 struct ushmemi_reserved {
     _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
+    _Atomic uint64_t device_flags[USHMEMI_SYNC_WORDS]; /* the device API's barrier */
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
 };
 #define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)
@@ -40,6 +42,7 @@ struct ushmemi_state {
     char *heap_base; /* this PE's heap */
     size_t heap_size;
     bool heap_host_accessible;         /* pointer_query said the CPU may touch it */
+    bool heap_is_device;               /* pointer_query said device memory */
     struct ushmemi_reserved *reserved; /* == heap_base */
     struct ushmemi_peer *peers;        /* n_pes entries */
 
@@ -49,6 +52,17 @@ struct ushmemi_state {
     struct ushmemi_peer *static_peers; /* n_pes entries, NULL when not shared */
 
     uint64_t barrier_epoch; /* barriers completed on TEAM_WORLD */
+
+    /* The fabric (libfabric), opened when some peer's route needs it; NULL
+     * otherwise. Addresses on it are ushmemi_sym_offset values. */
+    const struct ushmemi_transport_ops *fabric_ops;
+    struct ushmemi_transport *fabric;
+
+    /* Probed facts per peer, as the route decision saw them (routes.c). */
+    struct ushmemi_pair_caps *pair_caps;
+
+    /* The device API's state and proxy thread (device_api.c). */
+    struct ushmemi_proxy *proxy;
 };
 
 extern struct ushmemi_state ushmemi_g;
@@ -68,10 +82,57 @@ _Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
 /* Aborts unless shmem_init has run and shmem_finalize has not. */
 void ushmemi_check_init(const char *call);
 
+/* Where a symmetric object lives on one peer. */
+struct ushmemi_loc {
+    uint64_t sym; /* symmetric offset (segment and offset in it), for transports */
+    char *mapped; /* the peer's object as mapped here; NULL when that segment is not mapped */
+};
+
+/* Checks that pe is in range and that [addr, addr+len) lies in one symmetric
+ * segment (heap or data segment), and locates it on pe. Fatal otherwise. */
+void ushmemi_locate(const char *call, const void *addr, size_t len, int pe,
+                    struct ushmemi_loc *loc_p);
+
 /* Translates a symmetric address of this PE into the address of the same
- * object on `pe`, checking that pe is in range, that [addr, addr+len) lies in
- * the symmetric heap, and that the peer is reachable. Fatal otherwise. */
+ * object on `pe` as mapped here, with ushmemi_locate's checks; fatal when
+ * the peer's memory is not mapped. */
 void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe);
+
+/* ---- Roads (road.c): every host data call to a peer goes through these,
+ * which take the route of the class to that peer: a copy or C11 atomic on
+ * the mapped memory (self, direct), or the fabric (proxy/ofi, staged). ---- */
+
+/* RMA. dest (put) or src (get) is a symmetric address of this PE; len may be
+ * 0. Non-blocking forms complete by the next quiet; the local buffer may be
+ * reused on return. Fatal on bad input or a failed transfer. */
+void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi);
+void ushmemi_get(const char *call, void *dst, const void *src, size_t len, int pe, bool nbi);
+
+/* The mapped address of the size-byte object at addr on pe when the route
+ * of `cls` to pe is direct (or self), else NULL: the caller then uses
+ * ushmemi_amo_fabric. Checks alignment and reachability; fatal otherwise. */
+void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void *addr,
+                         size_t size, int pe);
+/* The atomic over the fabric; result may be NULL for non-fetching ops. */
+void ushmemi_amo_fabric(const char *call, const void *addr, int pe, enum ushmemi_amo_op op,
+                        enum ushmemi_amo_type type, const void *operand, const void *compare,
+                        void *result);
+
+/* Adds `value` to the 64-bit symmetric word `addr` on pe with release
+ * ordering, by the SYNC route (barrier and collective counters). */
+void ushmemi_sync_add(const char *call, _Atomic uint64_t *addr, uint64_t value, int pe);
+
+/* Orders (fence) or completes (quiet) this PE's operations on every road. */
+void ushmemi_road_fence(const char *call);
+void ushmemi_road_quiet(const char *call);
+
+/* True when some peer's class route is not a mapped one (self or direct). */
+bool ushmemi_road_uses_fabric(enum ushmemi_op_class cls);
+
+/* The transport enum of an atomic type, by size and signedness. */
+#define USHMEMI_AMO_TYPE_OF(T)                                                                \
+    (sizeof(T) == 4 ? ((T)-1 < (T)1 ? USHMEMI_AMO_INT32 : USHMEMI_AMO_UINT32)                 \
+                    : ((T)-1 < (T)1 ? USHMEMI_AMO_INT64 : USHMEMI_AMO_UINT64))
 
 /* Copies between symmetric memory (local or a peer's mapping) and/or private
  * memory: a CPU memcpy when the heap is host-accessible, else the device
@@ -97,9 +158,10 @@ static inline bool ushmemi_in_static(const void *addr, size_t len)
            (size_t)(p - ushmemi_g.static_base) <= ushmemi_g.static_size - len;
 }
 
-/* Shares the executable's data segment with the local peers (static_seg.c). */
+/* Makes the executable's data segment symmetric (static_seg.c): shared with
+ * the local peers when map is true, else only located, for the fabric. */
 ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
-                                     const struct ushmemi_ipc_config *config);
+                                     const struct ushmemi_ipc_config *config, bool map);
 void ushmemi_static_unshare(void);
 
 /* Polling helper for waits: spins briefly, then yields so that oversubscribed

@@ -17,7 +17,8 @@ static void check_lock(const char *call, long *lock)
     if (lock == NULL || ((uintptr_t)lock % sizeof(long)) != 0)
         ushmemi_fatal(call, "lock address %p is not an aligned symmetric long", (void *)lock);
     /* Validates that the lock is symmetric, naming the call otherwise. */
-    (void)ushmemi_remote_addr(call, lock, sizeof(long), LOCK_PE);
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, lock, sizeof(long), LOCK_PE, &loc);
 }
 
 USHMEMI_API void shmem_set_lock(long *lock)

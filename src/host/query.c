@@ -25,7 +25,7 @@ USHMEMI_API int shmem_pe_accessible(int pe)
     ushmemi_check_init("shmem_pe_accessible");
     if (pe < 0 || pe >= ushmemi_g.n_pes)
         return 0;
-    return ushmemi_g.peers[pe].route != USHMEMI_ROUTE_NONE;
+    return ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA] != USHMEMI_ROUTE_NONE;
 }
 
 USHMEMI_API int shmem_addr_accessible(const void *addr, int pe)

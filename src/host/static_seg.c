@@ -13,6 +13,10 @@
 
 #include "internal.h"
 
+/* True while the segment is on shared memory (rather than only registered
+ * with the fabric, when mapping is off). */
+static bool shared;
+
 struct segment {
     uintptr_t start, end;
     uintptr_t relro_end; /* 0 when the executable has no RELRO range */
@@ -39,8 +43,9 @@ static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
  * otherwise parent and child would write each other's globals. */
 static void make_private_in_child(void)
 {
-    if (ushmemi_g.static_base == NULL)
+    if (ushmemi_g.static_base == NULL || !shared)
         return;
+    shared = false;
     size_t len = ushmemi_g.static_size;
     void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy == MAP_FAILED)
@@ -53,7 +58,7 @@ static void make_private_in_child(void)
 }
 
 ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
-                                     const struct ushmemi_ipc_config *config)
+                                     const struct ushmemi_ipc_config *config, bool map)
 {
     struct segment seg = {0, 0, 0};
     dl_iterate_phdr(find_writable, &seg);
@@ -75,6 +80,16 @@ ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
     char *start = (char *)first;
     size_t len = (size_t)(last - first);
 
+    if (!map) {
+        /* Peers reach it over the fabric, which registers it where it is. */
+        ushmemi_g.static_peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*ushmemi_g.static_peers));
+        if (ushmemi_g.static_peers == NULL)
+            return USHMEM_ERR_NO_MEMORY;
+        ushmemi_g.static_peers[ushmemi_g.my_pe].base = start;
+        ushmemi_g.static_base = start;
+        ushmemi_g.static_size = len;
+        return USHMEM_OK;
+    }
     ushmem_status_t status = ushmemi_g.dev_ops->share_static(ushmemi_g.dev, start, len);
     if (status == USHMEM_ERR_UNSUPPORTED) {
         ushmemi_debug("backend %s cannot share the data segment: globals are not remotely "
@@ -97,6 +112,7 @@ ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
         goto free_peers;
     ushmemi_g.static_base = start;
     ushmemi_g.static_size = len;
+    shared = true;
     static bool atfork_done;
     if (!atfork_done && pthread_atfork(NULL, NULL, make_private_in_child) == 0)
         atfork_done = true;
@@ -115,6 +131,14 @@ void ushmemi_static_unshare(void)
 {
     if (ushmemi_g.static_peers == NULL)
         return;
+    if (!shared) {
+        free(ushmemi_g.static_peers);
+        ushmemi_g.static_peers = NULL;
+        ushmemi_g.static_base = NULL;
+        ushmemi_g.static_size = 0;
+        return;
+    }
+    shared = false;
     ushmemi_ipc_disconnect(ushmemi_g.dev_ops, ushmemi_g.dev, ushmemi_g.static_peers,
                            ushmemi_g.n_pes, ushmemi_g.my_pe, ushmemi_g.static_size);
     ushmemi_g.dev_ops->unshare_static(ushmemi_g.dev, ushmemi_g.static_base, ushmemi_g.static_size);

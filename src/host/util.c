@@ -35,19 +35,22 @@ void ushmemi_check_init(const char *call)
     ushmemi_fatal(call, "called before shmem_init");
 }
 
-void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe)
+void ushmemi_locate(const char *call, const void *addr, size_t len, int pe,
+                    struct ushmemi_loc *loc_p)
 {
     if (__builtin_expect(pe < 0 || pe >= ushmemi_g.n_pes, 0))
         ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
                       ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
-    const struct ushmemi_peer *peer;
-    const char *local_base;
+    const char *base;
+    uint64_t offset;
     if (__builtin_expect(ushmemi_in_heap(addr, len), 1)) {
-        peer = &ushmemi_g.peers[pe];
-        local_base = ushmemi_g.heap_base;
+        offset = (uint64_t)((const char *)addr - ushmemi_g.heap_base);
+        loc_p->sym = ushmemi_sym_offset(USHMEMI_SEG_HEAP, offset);
+        base = ushmemi_g.peers[pe].base;
     } else if (ushmemi_in_static(addr, len)) {
-        peer = &ushmemi_g.static_peers[pe];
-        local_base = ushmemi_g.static_base;
+        offset = (uint64_t)((const char *)addr - ushmemi_g.static_base);
+        loc_p->sym = ushmemi_sym_offset(USHMEMI_SEG_STATIC, offset);
+        base = ushmemi_g.static_peers != NULL ? ushmemi_g.static_peers[pe].base : NULL;
     } else if (ushmemi_g.static_size) {
         ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is neither in the "
                       "symmetric heap [%p, %p) nor in the data segment [%p, %p)",
@@ -61,11 +64,17 @@ void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe
                       addr, len, pe, (void *)ushmemi_g.heap_base,
                       (void *)(ushmemi_g.heap_base + ushmemi_g.heap_size));
     }
-    char *base = peer->base;
-    if (__builtin_expect(base == NULL, 0))
-        ushmemi_fatal(call, "PE %d is not reachable from this PE: %s", pe,
-                      peer->why ? peer->why : "no route");
-    return base + ((const char *)addr - local_base);
+    loc_p->mapped = base != NULL ? (char *)base + offset : NULL;
+}
+
+void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe)
+{
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, addr, len, pe, &loc);
+    if (__builtin_expect(loc.mapped == NULL, 0))
+        ushmemi_fatal(call, "PE %d's memory is not mapped in this PE: %s", pe,
+                      ushmemi_g.peers[pe].map_why ? ushmemi_g.peers[pe].map_why : "no route");
+    return loc.mapped;
 }
 
 void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)

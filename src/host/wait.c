@@ -55,9 +55,10 @@ static void *check_ivars(const char *call, void *ivars, size_t nelems, size_t el
     void *local = ushmemi_remote_addr(call, ivars, nelems * elem, ushmemi_g.my_pe);
     if (__builtin_expect((uintptr_t)ivars % elem != 0, 0))
         ushmemi_fatal(call, "variable address %p is not aligned to %zu bytes", ivars, elem);
-    if (__builtin_expect(!ushmemi_g.heap_host_accessible, 0))
+    if (__builtin_expect(!ushmemi_g.heap_host_accessible && ushmemi_in_heap(ivars, 1), 0))
         ushmemi_fatal(call, "variables at %p: the symmetric heap is device memory, which host "
-                      "loads cannot reach", ivars);
+                      "loads cannot reach (wait from device code, or on a global variable)",
+                      ivars);
     return local;
 }
 

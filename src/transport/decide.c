@@ -80,7 +80,7 @@ static const char *const why_self = "this PE";
 static const char *const why_rma_direct = "peer heap mapped through IPC";
 static const char *const why_one_device = "two PEs on one device: same memory";
 static const char *const why_amo_one_device = "two PEs on one device: native atomics on the same memory";
-static const char *const why_amo_link = "GPU peer atomics over a non-PCIe link";
+static const char *const why_amo_link = "native peer atomics, no PCIe hop (NVLink, Xe Link or host memory)";
 static const char *const why_amo_pcie = "GPU peer atomics, PCIe AtomicOps verified on the path";
 static const char *const why_amo_trusted = "GPU peer atomics, PCIe AtomicOps unverified (USHMEM_STRICT=0)";
 static const char *const why_host_sync = "two PEs on one device: host-side synchronisation";
@@ -154,13 +154,13 @@ static bool fabric_reaches_heap(const struct ushmemi_pair_caps *caps)
 }
 
 /* The fabric road for a class whose fabric capability is `cap`. */
-static enum ushmemi_pair_route fabric_route(bool cap, const struct ushmemi_pair_caps *caps)
+static enum ushmemi_route fabric_route(bool cap, const struct ushmemi_pair_caps *caps)
 {
     if (cap && fabric_reaches_heap(caps))
-        return USHMEMI_PAIR_ROUTE_PROXY_OFI;
+        return USHMEMI_ROUTE_PROXY_OFI;
     if (cap && caps->staging_allowed)
-        return USHMEMI_PAIR_ROUTE_STAGED;
-    return USHMEMI_PAIR_ROUTE_NONE;
+        return USHMEMI_ROUTE_STAGED;
+    return USHMEMI_ROUTE_NONE;
 }
 
 static const char *amo_direct_why(const struct ushmemi_pair_caps *caps)
@@ -175,14 +175,14 @@ static const char *amo_direct_why(const struct ushmemi_pair_caps *caps)
 static void write_error(int me, int peer, const struct ushmemi_pair_caps *caps,
                         const struct ushmemi_route_plan *plan, char *out, size_t cap)
 {
-    bool rma_fail = plan->cls[USHMEMI_CLASS_RMA].route == USHMEMI_PAIR_ROUTE_NONE;
-    bool amo_fail = plan->cls[USHMEMI_CLASS_AMO].route == USHMEMI_PAIR_ROUTE_NONE;
+    bool rma_fail = plan->cls[USHMEMI_CLASS_RMA].route == USHMEMI_ROUTE_NONE;
+    bool amo_fail = plan->cls[USHMEMI_CLASS_AMO].route == USHMEMI_ROUTE_NONE;
     struct text t = {out, cap, 0};
 
     const char *classes[USHMEMI_CLASS_COUNT];
     int nclasses = 0;
     for (int c = 0; c < USHMEMI_CLASS_COUNT; c++)
-        if (plan->cls[c].route == USHMEMI_PAIR_ROUTE_NONE)
+        if (plan->cls[c].route == USHMEMI_ROUTE_NONE)
             classes[nclasses++] = ushmemi_op_class_name((enum ushmemi_op_class)c);
 
     text_add(&t, "PE %d -> PE %d: ", me, peer);
@@ -236,14 +236,14 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
 
     if (me == peer) {
         for (int c = 0; c < USHMEMI_CLASS_COUNT; c++)
-            cls[c] = (struct ushmemi_route_choice){USHMEMI_PAIR_ROUTE_SELF, why_self};
+            cls[c] = (struct ushmemi_route_choice){USHMEMI_ROUTE_SELF, why_self};
         return;
     }
 
     enum blocker rma_block = map_blocker(caps);
     if (rma_block == BLOCK_NONE)
         cls[USHMEMI_CLASS_RMA] = (struct ushmemi_route_choice){
-            USHMEMI_PAIR_ROUTE_DIRECT, caps->same_device ? why_one_device : why_rma_direct};
+            USHMEMI_ROUTE_DIRECT, caps->same_device ? why_one_device : why_rma_direct};
     else
         cls[USHMEMI_CLASS_RMA] = (struct ushmemi_route_choice){
             fabric_route(caps->fabric_rma, caps), blocker_texts[rma_block].why};
@@ -251,7 +251,7 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
     enum blocker amo_block = atomic_blocker(caps);
     if (amo_block == BLOCK_NONE)
         cls[USHMEMI_CLASS_AMO] =
-            (struct ushmemi_route_choice){USHMEMI_PAIR_ROUTE_DIRECT, amo_direct_why(caps)};
+            (struct ushmemi_route_choice){USHMEMI_ROUTE_DIRECT, amo_direct_why(caps)};
     else
         cls[USHMEMI_CLASS_AMO] = (struct ushmemi_route_choice){
             fabric_route(caps->fabric_atomics, caps), blocker_texts[amo_block].why};
@@ -259,7 +259,7 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
     cls[USHMEMI_CLASS_SIGNAL] = cls[USHMEMI_CLASS_AMO];
     if (caps->same_device)
         cls[USHMEMI_CLASS_SYNC] =
-            (struct ushmemi_route_choice){USHMEMI_PAIR_ROUTE_HOST_SYNC, why_host_sync};
+            (struct ushmemi_route_choice){USHMEMI_ROUTE_HOST_SYNC, why_host_sync};
     else
         cls[USHMEMI_CLASS_SYNC] = cls[USHMEMI_CLASS_AMO];
 
@@ -271,7 +271,7 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
                  "unreadable); GPU atomics are used because USHMEM_STRICT=0, and they are not "
                  "atomic if the path lacks AtomicOps",
                  me, peer);
-    else if (pcie_unknown && cls[USHMEMI_CLASS_AMO].route != USHMEMI_PAIR_ROUTE_NONE)
+    else if (pcie_unknown && cls[USHMEMI_CLASS_AMO].route != USHMEMI_ROUTE_NONE)
         snprintf(plan_p->warning, sizeof(plan_p->warning),
                  "PE %d -> PE %d: could not verify AtomicOps on the PCIe path (config space "
                  "unreadable), so atomics go through the proxy; set USHMEM_STRICT=0 to use GPU "
@@ -279,7 +279,7 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
                  me, peer);
 
     for (int c = 0; c < USHMEMI_CLASS_COUNT; c++) {
-        if (cls[c].route == USHMEMI_PAIR_ROUTE_NONE) {
+        if (cls[c].route == USHMEMI_ROUTE_NONE) {
             write_error(me, peer, caps, plan_p, plan_p->error, sizeof(plan_p->error));
             break;
         }
@@ -402,40 +402,4 @@ ushmem_status_t ushmemi_sim_caps_apply(const char *spec, struct ushmemi_pair_cap
     }
     *caps = next;
     return USHMEM_OK;
-}
-
-const char *ushmemi_pair_route_name(enum ushmemi_pair_route route)
-{
-    switch (route) {
-    case USHMEMI_PAIR_ROUTE_NONE:
-        return "none";
-    case USHMEMI_PAIR_ROUTE_SELF:
-        return "self";
-    case USHMEMI_PAIR_ROUTE_DIRECT:
-        return "direct";
-    case USHMEMI_PAIR_ROUTE_PROXY_OFI:
-        return "proxy/ofi";
-    case USHMEMI_PAIR_ROUTE_STAGED:
-        return "staged";
-    case USHMEMI_PAIR_ROUTE_HOST_SYNC:
-        return "host-sync";
-    }
-    return "unknown";
-}
-
-const char *ushmemi_op_class_name(enum ushmemi_op_class cls)
-{
-    switch (cls) {
-    case USHMEMI_CLASS_RMA:
-        return "RMA";
-    case USHMEMI_CLASS_AMO:
-        return "atomics";
-    case USHMEMI_CLASS_SIGNAL:
-        return "signals";
-    case USHMEMI_CLASS_SYNC:
-        return "synchronisation";
-    case USHMEMI_CLASS_COUNT:
-        break;
-    }
-    return "unknown";
 }

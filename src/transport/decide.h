@@ -10,6 +10,7 @@
 
 #include "../common/status.h"
 #include "../device/pcie.h"
+#include "transport.h"
 
 /* Facts about one (me, peer) pair, gathered by the probes. */
 struct ushmemi_pair_caps {
@@ -28,28 +29,8 @@ struct ushmemi_pair_caps {
     bool strict;          /* USHMEM_STRICT (default 1): unknown is not yes */
 };
 
-enum ushmemi_op_class {
-    USHMEMI_CLASS_RMA,
-    USHMEMI_CLASS_AMO,
-    USHMEMI_CLASS_SIGNAL,
-    USHMEMI_CLASS_SYNC, /* synchronisation inside collectives and barriers */
-    USHMEMI_CLASS_COUNT,
-};
-
-/* Richer than transport.h's ushmemi_route_kind, which only knows what the
- * ipc transport can do; kept apart so the two can be merged when init uses
- * this decision. */
-enum ushmemi_pair_route {
-    USHMEMI_PAIR_ROUTE_NONE = 0,
-    USHMEMI_PAIR_ROUTE_SELF,
-    USHMEMI_PAIR_ROUTE_DIRECT,    /* peer heap mapped through IPC, loads/stores/atomics */
-    USHMEMI_PAIR_ROUTE_PROXY_OFI, /* proxy thread, libfabric on the heap itself */
-    USHMEMI_PAIR_ROUTE_STAGED,    /* proxy thread, libfabric through host bounce buffers */
-    USHMEMI_PAIR_ROUTE_HOST_SYNC, /* SYNC only: two PEs on one device wait on the host */
-};
-
 struct ushmemi_route_choice {
-    enum ushmemi_pair_route route;
+    enum ushmemi_route route;
     const char *why; /* static text */
 };
 
@@ -70,10 +51,5 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
  * nothing. On a bad item logs it, returns USHMEM_ERR_INVALID_VALUE and
  * leaves caps untouched. */
 ushmem_status_t ushmemi_sim_caps_apply(const char *spec, struct ushmemi_pair_caps *caps);
-
-/* "none", "self", "direct", "proxy/ofi", "staged", "host-sync" */
-const char *ushmemi_pair_route_name(enum ushmemi_pair_route route);
-/* "RMA", "atomics", "signals", "synchronisation" */
-const char *ushmemi_op_class_name(enum ushmemi_op_class cls);
 
 #endif

@@ -73,15 +73,14 @@ static ushmem_status_t fetch_fd(struct fetch_state *st, int pe, const struct ipc
 }
 
 static void unmap_peers(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
-                        struct ushmemi_peer *peers, int npeers, size_t heap_size)
+                        struct ushmemi_peer *peers, int npeers, int self, size_t heap_size)
 {
     for (int pe = npeers - 1; pe >= 0; pe--) {
-        if (peers[pe].route != USHMEMI_ROUTE_DIRECT || peers[pe].base == NULL)
+        if (pe == self || peers[pe].base == NULL)
             continue;
         ops->close_import(dev, peers[pe].base, heap_size);
         peers[pe].base = NULL;
-        peers[pe].route = USHMEMI_ROUTE_NONE;
-        peers[pe].why = "unmapped";
+        peers[pe].map_why = "unmapped";
     }
 }
 
@@ -121,7 +120,7 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     const char *segment = config->segment ? config->segment : "symmetric heap";
 
     for (int pe = 0; pe < nranks; pe++)
-        peers[pe] = (struct ushmemi_peer){.route = USHMEMI_ROUTE_NONE, .why = "not connected"};
+        peers[pe] = (struct ushmemi_peer){.map_why = "not connected"};
 
     status = ops->identity(dev, &id);
     if (status != USHMEM_OK)
@@ -186,13 +185,12 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
         peer->node_hash = cards[pe].node_hash;
 
         if (pe == oob->rank) {
-            peer->route = USHMEMI_ROUTE_SELF;
             peer->base = heap;
-            peer->why = "this PE";
+            peer->map_why = "this PE";
             continue;
         }
         if (cards[pe].node_hash != id.node_hash) {
-            peer->why = "different node; the ofi transport is needed";
+            peer->map_why = "peer on another node";
             continue;
         }
 
@@ -210,9 +208,8 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
                           ushmemi_status_string(status));
             goto unmap;
         }
-        peer->route = USHMEMI_ROUTE_DIRECT;
         peer->base = base;
-        peer->why = method_why(used);
+        peer->map_why = method_why(used);
     }
 
     /* No server may stop before every local peer has taken its fd. */
@@ -229,7 +226,7 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     return USHMEM_OK;
 
 unmap:
-    unmap_peers(ops, dev, peers, nranks, heap_size);
+    unmap_peers(ops, dev, peers, nranks, oob->rank, heap_size);
 stop_server:
     ushmemi_fd_server_stop(server, 0);
 free_cards:
@@ -240,6 +237,5 @@ free_cards:
 void ushmemi_ipc_disconnect(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
                             struct ushmemi_peer *peers, int npeers, int self, size_t heap_size)
 {
-    (void)self; /* self is ROUTE_SELF, never DIRECT: there is nothing of ours to unmap */
-    unmap_peers(ops, dev, peers, npeers, heap_size);
+    unmap_peers(ops, dev, peers, npeers, self, heap_size); /* our own heap is not an import */
 }

@@ -23,9 +23,7 @@
 
 /* What each PE tells the others; the same layout on every PE. */
 struct ofi_card {
-    uint64_t key;
-    uint64_t base;
-    uint64_t size;
+    struct ofi_remote_seg seg[USHMEMI_SEG_COUNT];
     uint32_t ok; /* 0 when this PE failed to set up: everyone fails together */
     uint32_t namelen;
     uint8_t name[OFI_NAME_MAX];
@@ -187,12 +185,13 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
         attr.device.ze = ordinal;
     else
         attr.device.cuda = ordinal;
-    int rc = fi_mr_regattr(t->domain, &attr, 0, &t->heap_mr);
+    struct fid_mr **mr = &t->seg[USHMEMI_SEG_HEAP].mr;
+    int rc = fi_mr_regattr(t->domain, &attr, 0, mr);
     if (rc == 0) {
-        rc = enable_mr(t, t->heap_mr);
+        rc = enable_mr(t, *mr);
         if (rc != 0) {
-            fi_close(&t->heap_mr->fid);
-            t->heap_mr = NULL;
+            fi_close(&(*mr)->fid);
+            *mr = NULL;
         }
     }
     if (rc != 0) {
@@ -254,20 +253,33 @@ static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
     return USHMEM_OK;
 }
 
-/* Registers the heap and the scratch area (nbi bounce slots, atomic operands). */
+/* Registers the heap, the data segment when it is symmetric, and the
+ * scratch area (nbi bounce slots, atomic operands). */
 static ushmem_status_t register_memory(struct ushmemi_transport *t,
                                        const struct ushmemi_transport_params *params)
 {
     ushmem_status_t status;
-    if (params->heap_is_device) {
+    struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    struct ofi_local_seg *data = &t->seg[USHMEMI_SEG_STATIC];
+    heap->base = params->heap;
+    heap->size = params->heap_size;
+    if (params->heap_is_device)
         status = register_device_heap(t, params);
-    } else {
-        status = ushmemi_ofi_reg(t, params->heap, params->heap_size, OFI_HEAP_ACCESS,
-                                 &t->heap_mr);
-    }
+    else
+        status = ushmemi_ofi_reg(t, heap->base, heap->size, OFI_HEAP_ACCESS, &heap->mr);
     if (status != USHMEM_OK)
         return status;
-    t->heap_desc = fi_mr_desc(t->heap_mr);
+    heap->desc = fi_mr_desc(heap->mr);
+    if (params->static_base != NULL && params->static_size != 0) {
+        /* Globals are host memory whatever the backend. */
+        status = ushmemi_ofi_reg(t, params->static_base, params->static_size, OFI_HEAP_ACCESS,
+                                 &data->mr);
+        if (status != USHMEM_OK)
+            return status;
+        data->base = params->static_base;
+        data->size = params->static_size;
+        data->desc = fi_mr_desc(data->mr);
+    }
 
     t->scratch_size = (size_t)OFI_NBI_SLOTS * OFI_NBI_SLOT_SIZE + OFI_AMO_SCRATCH;
     if (posix_memalign((void **)&t->scratch, 4096, t->scratch_size) != 0) {
@@ -319,9 +331,13 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
     if (rc != 0)
         return failed(t, "fi_getname", rc);
     card->namelen = (uint32_t)namelen;
-    card->key = fi_mr_key(t->heap_mr);
-    card->base = (uint64_t)(uintptr_t)params->heap;
-    card->size = params->heap_size;
+    for (int i = 0; i < USHMEMI_SEG_COUNT; i++) {
+        if (t->seg[i].mr == NULL)
+            continue;
+        card->seg[i].key = fi_mr_key(t->seg[i].mr);
+        card->seg[i].base = (uint64_t)(uintptr_t)t->seg[i].base;
+        card->seg[i].size = t->seg[i].size;
+    }
     card->ok = 1;
     return USHMEM_OK;
 }
@@ -344,9 +360,7 @@ static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct o
                           n < 0 ? fi_strerror(-n) : "address not inserted");
             return n < 0 ? ushmemi_ofi_status(n) : USHMEM_ERR_TRANSPORT;
         }
-        t->peers[pe].key = cards[pe].key;
-        t->peers[pe].base = cards[pe].base;
-        t->peers[pe].size = cards[pe].size;
+        memcpy(t->peers[pe].seg, cards[pe].seg, sizeof(t->peers[pe].seg));
     }
     return USHMEM_OK;
 }
@@ -359,8 +373,9 @@ static void release(struct ushmemi_transport *t)
     }
     if (t->scratch_mr != NULL)
         fi_close(&t->scratch_mr->fid);
-    if (t->heap_mr != NULL)
-        fi_close(&t->heap_mr->fid);
+    for (int i = USHMEMI_SEG_COUNT - 1; i >= 0; i--)
+        if (t->seg[i].mr != NULL)
+            fi_close(&t->seg[i].mr->fid);
     if (t->ep != NULL)
         fi_close(&t->ep->fid);
     if (t->av != NULL)
@@ -397,8 +412,6 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
     t->rank = oob->rank;
     t->size = oob->size;
     t->oob = oob;
-    t->heap = params->heap;
-    t->heap_size = params->heap_size;
     t->heap_is_device = params->heap_is_device != 0;
     atomic_init(&t->next_key, 1);
     pthread_mutex_init(&t->slot_lock, NULL);

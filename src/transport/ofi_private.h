@@ -49,10 +49,23 @@
 #define OFI_AMO_OPS 8   /* enum ushmemi_amo_op */
 #define OFI_AMO_TYPES 6 /* enum ushmemi_amo_type */
 
+/* One symmetric segment (heap, data segment) of one peer. */
+struct ofi_remote_seg {
+    uint64_t key;  /* remote key */
+    uint64_t base; /* the peer's address of the segment, used when FI_MR_VIRT_ADDR */
+    uint64_t size; /* 0 when the peer has no such segment */
+};
+
 struct ofi_peer {
-    uint64_t key;  /* remote key of the peer's heap */
-    uint64_t base; /* the peer's heap address, used when FI_MR_VIRT_ADDR */
-    uint64_t size;
+    struct ofi_remote_seg seg[USHMEMI_SEG_COUNT];
+};
+
+/* One of our own segments, registered for remote access. */
+struct ofi_local_seg {
+    char *base;
+    size_t size;
+    struct fid_mr *mr;
+    void *desc;
 };
 
 enum ofi_op_state { OFI_OP_PENDING, OFI_OP_DONE, OFI_OP_ORPHAN };
@@ -99,10 +112,7 @@ struct ushmemi_transport {
     struct fid_cq *cq;
     struct fid_av *av;
     struct fid_ep *ep;
-    struct fid_mr *heap_mr;
-    void *heap_desc;
-    char *heap;
-    size_t heap_size;
+    struct ofi_local_seg seg[USHMEMI_SEG_COUNT]; /* heap, data segment (size 0 when none) */
     bool heap_is_device;
     struct fid_mr *scratch_mr; /* nbi bounce slots and the atomic scratch */
     void *scratch_desc;
@@ -135,9 +145,11 @@ struct ushmemi_transport {
 
 /* Translates a negative libfabric return code into a status. */
 ushmem_status_t ushmemi_ofi_status(int fi_rc);
-/* Remote address of `offset` in pe's heap, as the provider wants it. */
-uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t offset);
-/* Checks that [offset, offset + len) lies in pe's heap; logs otherwise. */
+/* Remote address and key of symmetric offset `sym` on pe, as the provider
+ * wants them; the caller has checked the range. */
+uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t sym);
+uint64_t ushmemi_ofi_rkey(const struct ushmemi_transport *t, int pe, uint64_t sym);
+/* Checks that [sym, sym + len) lies in one segment of pe; logs otherwise. */
 ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const char *what, int pe,
                                         uint64_t offset, size_t len);
 

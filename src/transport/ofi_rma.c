@@ -192,21 +192,36 @@ ushmem_status_t ushmemi_ofi_status(int fi_rc)
     }
 }
 
-uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t offset)
+uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t sym)
 {
-    return t->virt_addr ? t->peers[pe].base + offset : offset;
+    uint64_t offset = ushmemi_sym_in_segment(sym);
+    return t->virt_addr ? t->peers[pe].seg[ushmemi_sym_segment(sym)].base + offset : offset;
+}
+
+uint64_t ushmemi_ofi_rkey(const struct ushmemi_transport *t, int pe, uint64_t sym)
+{
+    return t->peers[pe].seg[ushmemi_sym_segment(sym)].key;
 }
 
 ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const char *what, int pe,
-                                        uint64_t offset, size_t len)
+                                        uint64_t sym, size_t len)
 {
     if (pe < 0 || pe >= t->size) {
         ushmemi_error("ofi %s: PE %d is not in 0..%d", what, pe, t->size - 1);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    if (offset > t->peers[pe].size || len > t->peers[pe].size - offset) {
-        ushmemi_error("ofi %s to PE %d: offset %llu + %zu bytes is outside its %llu-byte heap", what,
-                      pe, (unsigned long long)offset, len, (unsigned long long)t->peers[pe].size);
+    unsigned seg = ushmemi_sym_segment(sym);
+    uint64_t offset = ushmemi_sym_in_segment(sym);
+    const char *name = seg == USHMEMI_SEG_HEAP ? "heap" : "data segment";
+    if (seg >= USHMEMI_SEG_COUNT) {
+        ushmemi_error("ofi %s to PE %d: symmetric offset 0x%llx names no segment", what, pe,
+                      (unsigned long long)sym);
+        return USHMEM_ERR_OUT_OF_RANGE;
+    }
+    uint64_t size = t->peers[pe].seg[seg].size;
+    if (offset > size || len > size - offset) {
+        ushmemi_error("ofi %s to PE %d: offset %llu + %zu bytes is outside its %llu-byte %s", what,
+                      pe, (unsigned long long)offset, len, (unsigned long long)size, name);
         return USHMEM_ERR_OUT_OF_RANGE;
     }
     return USHMEM_OK;
@@ -216,7 +231,7 @@ static ssize_t issue_once(struct ushmemi_transport *t, const struct ofi_xfer *x)
 {
     fi_addr_t dest = t->addrs[x->pe];
     uint64_t raddr = ushmemi_ofi_raddr(t, x->pe, x->offset);
-    uint64_t key = t->peers[x->pe].key;
+    uint64_t key = ushmemi_ofi_rkey(t, x->pe, x->offset);
 
     /* Writes ask for delivery completion: their completion must mean the
      * data is in the peer's heap (blocking put, quiet), not merely that the
@@ -307,9 +322,13 @@ static ushmem_status_t local_desc(struct ushmemi_transport *t, struct ofi_op *op
                                   size_t len, uint64_t access, void **desc_p)
 {
     char *p = buf;
-    if (p >= t->heap && p + len <= t->heap + t->heap_size) {
-        *desc_p = t->heap_desc;
-        return USHMEM_OK;
+    for (int i = 0; i < USHMEMI_SEG_COUNT; i++) {
+        const struct ofi_local_seg *seg = &t->seg[i];
+        if (seg->size != 0 && p >= seg->base && len <= seg->size &&
+            (size_t)(p - seg->base) <= seg->size - len) {
+            *desc_p = seg->desc;
+            return USHMEM_OK;
+        }
     }
     if (p >= t->scratch && p + len <= t->scratch + t->scratch_size) {
         *desc_p = t->scratch_desc;

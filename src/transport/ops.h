@@ -1,7 +1,8 @@
-/* The transport ops table: how a put, get or atomic reaches one peer's heap.
- * Addresses on the peer are symmetric offsets from the start of its heap, so
- * neither the proxy thread nor a transport ever translates or dereferences a
- * pointer it was not given as local memory. */
+/* The transport ops table: how a put, get or atomic reaches one peer's
+ * symmetric memory. Addresses on the peer are symmetric offsets (a segment
+ * and an offset in it, see ushmemi_sym_offset), so neither the proxy thread
+ * nor a transport ever translates or dereferences a pointer it was not given
+ * as local memory. */
 #ifndef USHMEMI_TRANSPORT_OPS_H
 #define USHMEMI_TRANSPORT_OPS_H
 
@@ -13,6 +14,31 @@
 
 struct ushmemi_oob;
 struct ushmemi_transport; /* transport private */
+
+/* The symmetric segments of a PE: its heap and, when globals are symmetric,
+ * the executable's data segment. */
+enum ushmemi_segment { USHMEMI_SEG_HEAP = 0, USHMEMI_SEG_STATIC = 1, USHMEMI_SEG_COUNT = 2 };
+
+/* A symmetric offset packs the segment into the top bits of one word, so
+ * that ring requests (whose offsets are heap offsets, segment 0) and the ops
+ * below carry a remote address as a single integer. */
+#define USHMEMI_SEG_SHIFT 60
+#define USHMEMI_SEG_OFFSET_MASK ((UINT64_C(1) << USHMEMI_SEG_SHIFT) - 1)
+
+static inline uint64_t ushmemi_sym_offset(enum ushmemi_segment seg, uint64_t offset)
+{
+    return ((uint64_t)seg << USHMEMI_SEG_SHIFT) | offset;
+}
+
+static inline unsigned ushmemi_sym_segment(uint64_t sym_offset)
+{
+    return (unsigned)(sym_offset >> USHMEMI_SEG_SHIFT);
+}
+
+static inline uint64_t ushmemi_sym_in_segment(uint64_t sym_offset)
+{
+    return sym_offset & USHMEMI_SEG_OFFSET_MASK;
+}
 
 enum ushmemi_amo_op {
     USHMEMI_AMO_FETCH,   /* result = *target */
@@ -42,6 +68,8 @@ struct ushmemi_transport_params {
     void *heap;            /* this PE's heap, exposed to peers */
     size_t heap_size;
     int heap_is_device;    /* 1 when pointer_query says device memory */
+    void *static_base;     /* the data segment (host memory), NULL when not symmetric */
+    size_t static_size;
 };
 
 struct ushmemi_transport_ops {
@@ -58,18 +86,18 @@ struct ushmemi_transport_ops {
 
     /* Blocking: src/dst are local memory (heap or private), the data is at
      * its destination (put) or in dst (get) on return. */
-    ushmem_status_t (*put)(struct ushmemi_transport *t, int pe, uint64_t offset, const void *src,
+    ushmem_status_t (*put)(struct ushmemi_transport *t, int pe, uint64_t sym_offset, const void *src,
                            size_t len);
-    ushmem_status_t (*get)(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+    ushmem_status_t (*get)(struct ushmemi_transport *t, int pe, void *dst, uint64_t sym_offset,
                            size_t len);
     /* Non-blocking: complete at quiet; src may be reused once the call returns. */
-    ushmem_status_t (*put_nbi)(struct ushmemi_transport *t, int pe, uint64_t offset,
+    ushmem_status_t (*put_nbi)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
                                const void *src, size_t len);
-    ushmem_status_t (*get_nbi)(struct ushmemi_transport *t, int pe, void *dst, uint64_t offset,
+    ushmem_status_t (*get_nbi)(struct ushmemi_transport *t, int pe, void *dst, uint64_t sym_offset,
                                size_t len);
     /* operand/compare/result point to one value of `type`; result may be NULL
      * for non-fetching ops. Blocking. */
-    ushmem_status_t (*atomic)(struct ushmemi_transport *t, int pe, uint64_t offset,
+    ushmem_status_t (*atomic)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
                               enum ushmemi_amo_op op, enum ushmemi_amo_type type,
                               const void *operand, const void *compare, void *result);
     /* Orders earlier puts/atomics to each peer before later ones. */

@@ -25,19 +25,33 @@ struct ushmemi_oob {
 
 enum ushmemi_fd_method { USHMEMI_FD_AUTO, USHMEMI_FD_PIDFD, USHMEMI_FD_SOCKET };
 
-/* Route of an operation class to one peer. */
-enum ushmemi_route_kind {
+/* Operation classes that take a route of their own to each peer. */
+enum ushmemi_op_class {
+    USHMEMI_CLASS_RMA,
+    USHMEMI_CLASS_AMO,
+    USHMEMI_CLASS_SIGNAL,
+    USHMEMI_CLASS_SYNC, /* synchronisation inside collectives and barriers */
+    USHMEMI_CLASS_COUNT,
+};
+
+/* The road one operation class takes to one peer. */
+enum ushmemi_route {
     USHMEMI_ROUTE_NONE = 0,
     USHMEMI_ROUTE_SELF,
-    USHMEMI_ROUTE_DIRECT, /* peer heap mapped through IPC */
+    USHMEMI_ROUTE_DIRECT,    /* peer heap mapped through IPC: loads, stores, atomics */
+    USHMEMI_ROUTE_PROXY_OFI, /* libfabric on the heap itself (device code: through the proxy) */
+    USHMEMI_ROUTE_STAGED,    /* libfabric through host bounce buffers */
+    USHMEMI_ROUTE_HOST_SYNC, /* SYNC only: two PEs on one device wait on the host */
 };
 
 struct ushmemi_peer {
-    enum ushmemi_route_kind route;
     void *base;      /* mapped peer heap (own heap for self); NULL when not mapped */
     pid_t pid;
     uint64_t node_hash;
-    const char *why; /* static text: why this route */
+    const char *map_why; /* static text: how the heap was mapped, or why not */
+    /* Filled by the host layer from the route decision. */
+    enum ushmemi_route route[USHMEMI_CLASS_COUNT];
+    const char *why[USHMEMI_CLASS_COUNT]; /* static text */
 };
 
 struct ushmemi_ipc_config {
@@ -48,8 +62,9 @@ struct ushmemi_ipc_config {
 
 /* The ipc transport: exports this PE's heap, receives every local peer's fd
  * (pidfd_getfd, or SCM_RIGHTS over an abstract socket checked with
- * SO_PEERCRED), and maps it. peers[] has oob->size entries and is filled for
- * every PE; PEs on other nodes get ROUTE_NONE. Collective over all PEs. */
+ * SO_PEERCRED), and maps it. peers[] has oob->size entries; base, pid,
+ * node_hash and map_why are filled for every PE (base is NULL for PEs on
+ * other nodes), routes are left to the caller. Collective over all PEs. */
 ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
                                     struct ushmemi_device *dev, void *heap, size_t heap_size,
                                     const struct ushmemi_ipc_config *config,
@@ -82,6 +97,9 @@ ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int tim
 ushmem_status_t ushmemi_fd_get_socket(const char *job_id, int rank, pid_t pid, int timeout_s,
                                       int *fd_p);
 
-const char *ushmemi_route_name(enum ushmemi_route_kind route);
+/* "none", "self", "direct", "proxy/ofi", "staged", "host-sync" */
+const char *ushmemi_route_name(enum ushmemi_route route);
+/* "RMA", "atomics", "signals", "synchronisation" */
+const char *ushmemi_op_class_name(enum ushmemi_op_class cls);
 
 #endif

@@ -15,12 +15,12 @@
  * a later designated initializer overriding an earlier one is the point. */
 #pragma GCC diagnostic ignored "-Woverride-init"
 
-#define NONE USHMEMI_PAIR_ROUTE_NONE
-#define SELF USHMEMI_PAIR_ROUTE_SELF
-#define DIRECT USHMEMI_PAIR_ROUTE_DIRECT
-#define PROXY USHMEMI_PAIR_ROUTE_PROXY_OFI
-#define STAGED USHMEMI_PAIR_ROUTE_STAGED
-#define HOST USHMEMI_PAIR_ROUTE_HOST_SYNC
+#define NONE USHMEMI_ROUTE_NONE
+#define SELF USHMEMI_ROUTE_SELF
+#define DIRECT USHMEMI_ROUTE_DIRECT
+#define PROXY USHMEMI_ROUTE_PROXY_OFI
+#define STAGED USHMEMI_ROUTE_STAGED
+#define HOST USHMEMI_ROUTE_HOST_SYNC
 
 /* Two GPUs of one node joined by NVLink/Xe Link, heap in device memory, no
  * fabric: the starting point most cases change a few facts of. */
@@ -38,7 +38,7 @@ struct decide_case {
     const char *name;
     int me, peer;
     struct ushmemi_pair_caps caps;
-    enum ushmemi_pair_route route[USHMEMI_CLASS_COUNT]; /* RMA, AMO, SIGNAL, SYNC */
+    enum ushmemi_route route[USHMEMI_CLASS_COUNT]; /* RMA, AMO, SIGNAL, SYNC */
     const char *warning;     /* substring; NULL: no warning */
     const char *error[8];    /* substrings the error must hold; empty: no error */
     const char *not_error[3]; /* substrings it must not hold */
@@ -135,7 +135,7 @@ static void check_choice(const struct decide_case *tc, const struct ushmemi_rout
 {
     ck_assert_msg(plan->cls[c].route == tc->route[c], "%s: %s took %s, expected %s", tc->name,
                   ushmemi_op_class_name((enum ushmemi_op_class)c),
-                  ushmemi_pair_route_name(plan->cls[c].route), ushmemi_pair_route_name(tc->route[c]));
+                  ushmemi_route_name(plan->cls[c].route), ushmemi_route_name(tc->route[c]));
     ck_assert_msg(plan->cls[c].why != NULL && plan->cls[c].why[0] != '\0', "%s: %s has no why",
                   tc->name, ushmemi_op_class_name((enum ushmemi_op_class)c));
 }
@@ -233,7 +233,7 @@ START_TEST(test_invariants)
 
             bool any_none = false;
             for (int c = 0; c < USHMEMI_CLASS_COUNT; c++) {
-                enum ushmemi_pair_route r = plan.cls[c].route;
+                enum ushmemi_route r = plan.cls[c].route;
                 ck_assert(r != SELF);
                 ck_assert(plan.cls[c].why != NULL && plan.cls[c].why[0] != '\0');
                 if (r == STAGED)
@@ -402,9 +402,9 @@ END_TEST
 
 START_TEST(test_names)
 {
-    ck_assert_str_eq(ushmemi_pair_route_name(PROXY), "proxy/ofi");
-    ck_assert_str_eq(ushmemi_pair_route_name(HOST), "host-sync");
-    ck_assert_str_eq(ushmemi_pair_route_name(STAGED), "staged");
+    ck_assert_str_eq(ushmemi_route_name(PROXY), "proxy/ofi");
+    ck_assert_str_eq(ushmemi_route_name(HOST), "host-sync");
+    ck_assert_str_eq(ushmemi_route_name(STAGED), "staged");
     ck_assert_str_eq(ushmemi_op_class_name(USHMEMI_CLASS_SYNC), "synchronisation");
 }
 END_TEST

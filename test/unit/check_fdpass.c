@@ -476,7 +476,7 @@ static int pe_main(struct shared_oob *shm, int rank, int npes, const char *job,
         return 12;
 
     for (int pe = 0; pe < npes; pe++) {
-        if (peers[pe].route != (pe == rank ? USHMEMI_ROUTE_SELF : USHMEMI_ROUTE_DIRECT))
+        if (peers[pe].map_why == NULL)
             return 13;
         if (peers[pe].base == NULL || (pe != rank && peers[pe].base == heap))
             return 14;
@@ -598,6 +598,8 @@ START_TEST(route_names)
     ck_assert_str_eq(ushmemi_route_name(USHMEMI_ROUTE_NONE), "none");
     ck_assert_str_eq(ushmemi_route_name(USHMEMI_ROUTE_SELF), "self");
     ck_assert_str_eq(ushmemi_route_name(USHMEMI_ROUTE_DIRECT), "direct");
+    ck_assert_str_eq(ushmemi_route_name(USHMEMI_ROUTE_PROXY_OFI), "proxy/ofi");
+    ck_assert_str_eq(ushmemi_op_class_name(USHMEMI_CLASS_SIGNAL), "signals");
 }
 END_TEST
 

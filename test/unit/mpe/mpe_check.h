@@ -6,6 +6,15 @@
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* 1 when peer heaps are mapped (shmem_ptr works), 0 under USHMEM_IPC=0,
+ * where every peer but this PE is reached over the fabric. */
+static inline int mpe_mapped(void)
+{
+    const char *ipc = getenv("USHMEM_IPC");
+    return ipc == NULL || strcmp(ipc, "0") != 0;
+}
 
 #define MPE_CHECK(cond, ...)                                                  \
     do {                                                                      \

@@ -72,11 +72,17 @@ int main(void)
     MPE_CHECK(shmem_ptr(&local, 0) == NULL, "shmem_ptr of a private address");
     MPE_CHECK(shmem_ptr(x, me) == x, "shmem_ptr to self");
 
-    /* Store through shmem_ptr into every PE; each PE checks what it got. */
+    /* Store through shmem_ptr into every PE (a put where the peer is not
+     * mapped, and shmem_ptr must say so); each PE checks what it got. */
     for (int pe = 0; pe < npes; pe++) {
         long *remote = shmem_ptr(x, pe);
-        MPE_CHECK(remote != NULL, "shmem_ptr to PE %d is NULL", pe);
-        remote[me] = 100L * me + pe;
+        if (mpe_mapped() || pe == me) {
+            MPE_CHECK(remote != NULL, "shmem_ptr to PE %d is NULL", pe);
+            remote[me] = 100L * me + pe;
+        } else {
+            MPE_CHECK(remote == NULL, "shmem_ptr to unmapped PE %d is %p", pe, (void *)remote);
+            shmem_long_p(&x[me], 100L * me + pe, pe);
+        }
     }
     shmem_barrier_all();
     for (int pe = 0; pe < npes; pe++)

@@ -1,0 +1,68 @@
+/* The state that device-API code reads (include/ushmem/device.h): who this PE
+ * is, where its heap starts, for every PE the mapped heap base and, per
+ * operation class, whether the class goes there directly or through the proxy
+ * ring. The host layer fills it at shmem_init (src/host/device_api.c) and
+ * clears it at shmem_finalize; device code only reads it, except for the
+ * device barrier's epoch, which one caller thread per PE writes.
+ *
+ * Addresses are kept as 64-bit integers and the layout is asserted, so that
+ * the same bytes mean the same thing to C, C++, CUDA and SYCL compilers. */
+#ifndef USHMEM_DETAIL_DEVICE_STATE_H
+#define USHMEM_DETAIL_DEVICE_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ushmem/detail/ring.h>
+
+/* Bumped on any change to the layout below. */
+#define USHMEM_DEVICE_STATE_VERSION 1
+
+/* Operation classes, numbered as the host's route table numbers them. */
+enum ushmem_device_class {
+    USHMEM_DEVICE_CLASS_RMA = 0,
+    USHMEM_DEVICE_CLASS_AMO = 1,
+    USHMEM_DEVICE_CLASS_SIGNAL = 2,
+    USHMEM_DEVICE_CLASS_SYNC = 3, /* the device barrier */
+    USHMEM_DEVICE_CLASS_COUNT = 4,
+};
+
+/* How device code reaches one PE. */
+struct ushmem_device_peer {
+    uint64_t heap_base; /* the PE's heap mapped into this process; 0 when not mapped */
+    /* Per class: 1 when loads, stores and atomics on heap_base are the route
+     * (direct, or this PE itself), 0 when requests go through the proxy. */
+    uint8_t direct[USHMEM_DEVICE_CLASS_COUNT];
+    uint8_t pad[4];
+};
+
+struct ushmem_device_state {
+    uint32_t version; /* USHMEM_DEVICE_STATE_VERSION once filled; 0 before init */
+    int32_t my_pe;
+    int32_t n_pes;
+    uint8_t force_proxy;  /* USHMEM_DEVICE_ROUTE=proxy: every call through the ring */
+    uint8_t mixed_roads;  /* some PE takes different roads for different classes */
+    uint8_t pad0[2];
+    uint64_t heap_base;   /* this PE's heap */
+    uint64_t heap_size;
+    uint64_t device_flags_offset; /* of the barrier's flags from the heap's start */
+    uint32_t device_flags_count;  /* 64-bit flags there */
+    uint32_t pad1;
+    struct ushmem_device_peer *peers; /* n_pes entries */
+    struct ushmem_ring_header *ring;  /* NULL when no proxy thread runs */
+    /* Device barriers completed by this PE: the device barrier's own count,
+     * separate from the host barrier's. One caller thread per PE writes it. */
+    uint64_t barrier_epoch;
+};
+
+USHMEM_RING_STATIC_ASSERT(sizeof(void *) == 8, "the device state assumes 64-bit pointers");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_peer) == 16, "device peer layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, heap_base) == 16,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peers) == 48,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, barrier_epoch) == 64,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 72, "device state size");
+
+#endif

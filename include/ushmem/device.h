@@ -1,0 +1,744 @@
+/* The ushmem device API: OpenSHMEM-style calls for code that runs on the
+ * device (a GPU kernel; on the cpu backend, any host thread), with ushmem_*
+ * names that mirror the host API.
+ *
+ * Every call reads the device state (include/ushmem/detail/device_state.h),
+ * which shmem_init fills, and takes one of two roads to the target PE:
+ *   - direct: loads, stores and atomics on the PE's heap as mapped into this
+ *     process (peer base + (addr - my heap base)), when the state says that
+ *     the call's operation class goes directly to that PE (or it is this PE)
+ *     and USHMEM_DEVICE_ROUTE is not "proxy";
+ *   - proxy: a request on the proxy ring (include/ushmem/detail/ring.h) that
+ *     the host's proxy thread executes. Blocking calls wait for their ticket;
+ *     non-blocking ones and non-fetching atomics are completed by quiet.
+ *
+ * Rules a caller relies on:
+ *   - Remote addresses are symmetric heap addresses of this PE (shmem_malloc
+ *     and friends); globals are not reachable from device code.
+ *   - The source of a put_nbi and the destination of a get_nbi must stay
+ *     valid and untouched until the calling thread's ushmem_quiet.
+ *   - quiet and fence act on the calling thread's operations (on CUDA, where
+ *     there is no per-thread producer state, quiet waits for every request on
+ *     the ring).
+ *   - ushmem_barrier_all is collective over all PEs with one calling thread
+ *     per PE at a time; it completes that thread's operations first. It uses
+ *     flags and an epoch of its own, so it never mixes with shmem_barrier_all.
+ *   - wait_until with a comparison that is not a USHMEM_CMP_* value returns at
+ *     once; a signal operation other than USHMEM_SIGNAL_ADD sets.
+ *
+ * Everything that depends on the compiler (atomics on remote words, fences,
+ * thread-local state, function qualifiers, where the state lives) is in the
+ * first section below and nowhere else. */
+#ifndef USHMEM_DEVICE_H
+#define USHMEM_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <ushmem/detail/device_state.h>
+#include <ushmem/detail/ring.h>
+
+/* ---- Compiler-specific helpers: the only place that knows the toolchain. ----
+ * USHMEM_DEVICE_FN: qualifiers of every function in this header.
+ * ushmemi_dev_state(): the state; ushmemi_dev_epoch(): the barrier's epoch.
+ * ushmemi_dev_producer(scratch): the producer state to submit with;
+ *   ushmemi_dev_quiet_target(ring): the ticket count quiet waits for.
+ * ushmemi_dev_load32/64 (acquire), ushmemi_dev_rmw32/64 (one read-modify-write,
+ *   numbered as the ring's enum ushmem_ring_amo_op, returning the old value),
+ *   at system scope because the other side is another process or device.
+ * ushmemi_dev_fence(): a sequentially consistent fence at system scope.
+ * ushmemi_dev_copy(): copies bytes to or from mapped peer memory. */
+#if defined(__CUDACC__)
+/* CUDA (host and device passes of nvcc). The state is a __constant__ that the
+ * host fills per module; the barrier epoch, which device code writes, is a
+ * device global. Without relocatable device code each translation unit has
+ * its own copy. CUDA threads have no thread-local storage to hold producer
+ * state, so each submission starts from a zeroed producer (a stale head is
+ * safe, see ring.h) and quiet waits for every ticket handed out. */
+#include <cuda/atomic>
+#define USHMEM_DEVICE_FN static inline __host__ __device__
+#if defined(__CUDACC_RDC__)
+extern __constant__ struct ushmem_device_state ushmem_device_state;
+extern __device__ uint64_t ushmem_device_barrier_epoch;
+#else
+static __constant__ struct ushmem_device_state ushmem_device_state;
+static __device__ uint64_t ushmem_device_barrier_epoch;
+#endif
+USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
+{
+#if defined(__CUDA_ARCH__)
+    return &ushmem_device_state;
+#else
+    return NULL; /* the device API is for device code */
+#endif
+}
+USHMEM_DEVICE_FN uint64_t *ushmemi_dev_epoch(void)
+{
+#if defined(__CUDA_ARCH__)
+    return &ushmem_device_barrier_epoch;
+#else
+    return NULL;
+#endif
+}
+USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
+{
+    return scratch;
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
+{
+    return ushmem_ring_load_acquire(&r->tail);
+}
+typedef cuda::atomic_ref<uint32_t, cuda::thread_scope_system> ushmemi_dev_ref32;
+typedef cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> ushmemi_dev_ref64;
+USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)
+{
+    return ushmemi_dev_ref32(*const_cast<uint32_t *>(p)).load(cuda::memory_order_acquire);
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
+{
+    return ushmemi_dev_ref64(*reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(p)))
+        .load(cuda::memory_order_acquire);
+}
+USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
+{
+    ushmemi_dev_ref32 a(*p);
+    switch (op) {
+    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_acquire);
+    case USHMEM_RING_AMO_SET: a.store(v, cuda::memory_order_release); return 0;
+    case USHMEM_RING_AMO_SWAP: return a.exchange(v, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(cmp, v, cuda::memory_order_acq_rel); return cmp;
+    case USHMEM_RING_AMO_ADD: return a.fetch_add(v, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_AND: return a.fetch_and(v, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_OR: return a.fetch_or(v, cuda::memory_order_acq_rel);
+    default: return a.fetch_xor(v, cuda::memory_order_acq_rel);
+    }
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
+{
+    ushmemi_dev_ref64 a(*reinterpret_cast<unsigned long long *>(p));
+    unsigned long long x = v, c = cmp;
+    switch (op) {
+    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_acquire);
+    case USHMEM_RING_AMO_SET: a.store(x, cuda::memory_order_release); return 0;
+    case USHMEM_RING_AMO_SWAP: return a.exchange(x, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(c, x, cuda::memory_order_acq_rel); return c;
+    case USHMEM_RING_AMO_ADD: return a.fetch_add(x, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_AND: return a.fetch_and(x, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_OR: return a.fetch_or(x, cuda::memory_order_acq_rel);
+    default: return a.fetch_xor(x, cuda::memory_order_acq_rel);
+    }
+}
+USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
+{
+    cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_copy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+#elif defined(SYCL_LANGUAGE_VERSION)
+/* SYCL: sycl::atomic_ref<..., sycl::memory_scope::system> for the atomics, a
+ * device global for the state, and a zeroed producer per submission as in
+ * CUDA. */
+#error "ushmem device API: the SYCL helpers are not written yet"
+
+#else
+/* C11 (the cpu backend, where device code is host threads) and host C++
+ * (GCC and Clang, reached through the __atomic builtins, since C++ before
+ * C++23 has no _Atomic). libushmem defines the state and the per-thread
+ * producer. */
+#define USHMEM_DEVICE_FN static inline
+#if defined(__cplusplus)
+#define USHMEMI_DEV_ATOMIC(T) T
+#define USHMEMI_DEV_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define USHMEMI_DEV_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define USHMEMI_DEV_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define USHMEMI_DEV_CAS(p, cmp_p, v)                                                   \
+    __atomic_compare_exchange_n((p), (cmp_p), (v), false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+#define USHMEMI_DEV_FETCH(p, OP, v) __atomic_fetch_##OP((p), (v), __ATOMIC_ACQ_REL)
+#define USHMEMI_DEV_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+extern "C" {
+extern struct ushmem_device_state ushmem_device_state;
+extern thread_local struct ushmem_ring_producer ushmem_device_producer;
+}
+#else
+#include <stdatomic.h>
+/* Heap words are plain memory; C11 atomics act on them through an _Atomic
+ * view of the same size and alignment, as GCC and Clang lay them out. */
+#define USHMEMI_DEV_ATOMIC(T) _Atomic T
+#define USHMEMI_DEV_LOAD(p) atomic_load_explicit((p), memory_order_acquire)
+#define USHMEMI_DEV_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define USHMEMI_DEV_XCHG(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+#define USHMEMI_DEV_CAS(p, cmp_p, v)                                                   \
+    atomic_compare_exchange_strong_explicit((p), (cmp_p), (v), memory_order_acq_rel,   \
+                                            memory_order_acquire)
+#define USHMEMI_DEV_FETCH(p, OP, v) atomic_fetch_##OP##_explicit((p), (v), memory_order_acq_rel)
+#define USHMEMI_DEV_FENCE() atomic_thread_fence(memory_order_seq_cst)
+extern struct ushmem_device_state ushmem_device_state;
+extern _Thread_local struct ushmem_ring_producer ushmem_device_producer;
+#endif
+USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
+{
+    return &ushmem_device_state;
+}
+USHMEM_DEVICE_FN uint64_t *ushmemi_dev_epoch(void)
+{
+    return &ushmem_device_state.barrier_epoch;
+}
+USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
+{
+    (void)scratch;
+    return &ushmem_device_producer;
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
+{
+    (void)r;
+    return ushmem_device_producer.issued;
+}
+USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)
+{
+    return USHMEMI_DEV_LOAD((USHMEMI_DEV_ATOMIC(uint32_t) *)p);
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
+{
+    return USHMEMI_DEV_LOAD((USHMEMI_DEV_ATOMIC(uint64_t) *)p);
+}
+USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
+{
+    USHMEMI_DEV_ATOMIC(uint32_t) *a = (USHMEMI_DEV_ATOMIC(uint32_t) *)p;
+    switch (op) {
+    case USHMEM_RING_AMO_FETCH: return USHMEMI_DEV_LOAD(a);
+    case USHMEM_RING_AMO_SET: USHMEMI_DEV_STORE(a, v); return 0;
+    case USHMEM_RING_AMO_SWAP: return USHMEMI_DEV_XCHG(a, v);
+    case USHMEM_RING_AMO_CSWAP: USHMEMI_DEV_CAS(a, &cmp, v); return cmp;
+    case USHMEM_RING_AMO_ADD: return USHMEMI_DEV_FETCH(a, add, v);
+    case USHMEM_RING_AMO_AND: return USHMEMI_DEV_FETCH(a, and, v);
+    case USHMEM_RING_AMO_OR: return USHMEMI_DEV_FETCH(a, or, v);
+    default: return USHMEMI_DEV_FETCH(a, xor, v);
+    }
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
+{
+    USHMEMI_DEV_ATOMIC(uint64_t) *a = (USHMEMI_DEV_ATOMIC(uint64_t) *)p;
+    switch (op) {
+    case USHMEM_RING_AMO_FETCH: return USHMEMI_DEV_LOAD(a);
+    case USHMEM_RING_AMO_SET: USHMEMI_DEV_STORE(a, v); return 0;
+    case USHMEM_RING_AMO_SWAP: return USHMEMI_DEV_XCHG(a, v);
+    case USHMEM_RING_AMO_CSWAP: USHMEMI_DEV_CAS(a, &cmp, v); return cmp;
+    case USHMEM_RING_AMO_ADD: return USHMEMI_DEV_FETCH(a, add, v);
+    case USHMEM_RING_AMO_AND: return USHMEMI_DEV_FETCH(a, and, v);
+    case USHMEM_RING_AMO_OR: return USHMEMI_DEV_FETCH(a, or, v);
+    default: return USHMEMI_DEV_FETCH(a, xor, v);
+    }
+}
+USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
+{
+    USHMEMI_DEV_FENCE();
+}
+USHMEM_DEVICE_FN void ushmemi_dev_copy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
+/* ---- End of the compiler-specific helpers. ---- */
+
+#define USHMEM_CMP_EQ 0
+#define USHMEM_CMP_NE 1
+#define USHMEM_CMP_GT 2
+#define USHMEM_CMP_GE 3
+#define USHMEM_CMP_LT 4
+#define USHMEM_CMP_LE 5
+
+#define USHMEM_SIGNAL_SET 0
+#define USHMEM_SIGNAL_ADD 1
+
+/* ---- Roads ---- */
+
+USHMEM_DEVICE_FN int ushmem_my_pe(void)
+{
+    return ushmemi_dev_state()->my_pe;
+}
+
+USHMEM_DEVICE_FN int ushmem_n_pes(void)
+{
+    return ushmemi_dev_state()->n_pes;
+}
+
+/* 1 when class `cls` goes to pe over mapped memory. */
+USHMEM_DEVICE_FN int ushmemi_dev_direct(const struct ushmem_device_state *s, int pe, unsigned cls)
+{
+    return !s->force_proxy && s->peers[pe].direct[cls];
+}
+
+/* The offset of a symmetric address from this PE's heap start: the remote
+ * address a ring request carries. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_offset(const struct ushmem_device_state *s, const void *addr)
+{
+    return (uint64_t)(uintptr_t)addr - s->heap_base;
+}
+
+/* The same object in pe's heap as mapped here. */
+USHMEM_DEVICE_FN void *ushmemi_dev_peer_addr(const struct ushmem_device_state *s, const void *addr,
+                                             int pe)
+{
+    return (void *)(uintptr_t)(s->peers[pe].heap_base + ushmemi_dev_offset(s, addr));
+}
+
+/* Submits one request; waits for it when `wait` is set. */
+USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, unsigned op, int pe,
+                                         const void *remote, uint64_t local, uint64_t value,
+                                         int wait)
+{
+    struct ushmem_ring_request req;
+    struct ushmem_ring_producer scratch = {0, 0};
+    uint64_t ticket;
+
+    memset(&req, 0, sizeof(req));
+    req.op = (uint8_t)op;
+    req.pe = pe;
+    req.offset = ushmemi_dev_offset(s, remote);
+    req.local = local;
+    req.value = value;
+    ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+    if (wait)
+        ushmem_ring_wait(s->ring, ticket);
+}
+
+/* ---- RMA ---- */
+
+USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes, int pe, int nbi)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    if (nbytes == 0)
+        return;
+    if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))
+        ushmemi_dev_copy(ushmemi_dev_peer_addr(s, dest, pe), src, nbytes);
+    else
+        ushmemi_dev_submit(s, nbi ? USHMEM_RING_OP_PUT_NBI : USHMEM_RING_OP_PUT, pe, dest,
+                           (uint64_t)(uintptr_t)src, nbytes, !nbi);
+}
+
+USHMEM_DEVICE_FN void ushmemi_dev_get(void *dest, const void *src, size_t nbytes, int pe, int nbi)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    if (nbytes == 0)
+        return;
+    if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))
+        ushmemi_dev_copy(dest, ushmemi_dev_peer_addr(s, src, pe), nbytes);
+    else
+        ushmemi_dev_submit(s, nbi ? USHMEM_RING_OP_GET_NBI : USHMEM_RING_OP_GET, pe, src,
+                           (uint64_t)(uintptr_t)dest, nbytes, !nbi);
+}
+
+USHMEM_DEVICE_FN void ushmem_putmem(void *dest, const void *src, size_t nbytes, int pe)
+{
+    ushmemi_dev_put(dest, src, nbytes, pe, 0);
+}
+
+USHMEM_DEVICE_FN void ushmem_getmem(void *dest, const void *src, size_t nbytes, int pe)
+{
+    ushmemi_dev_get(dest, src, nbytes, pe, 0);
+}
+
+USHMEM_DEVICE_FN void ushmem_putmem_nbi(void *dest, const void *src, size_t nbytes, int pe)
+{
+    ushmemi_dev_put(dest, src, nbytes, pe, 1);
+}
+
+USHMEM_DEVICE_FN void ushmem_getmem_nbi(void *dest, const void *src, size_t nbytes, int pe)
+{
+    ushmemi_dev_get(dest, src, nbytes, pe, 1);
+}
+
+/* Types of the typed RMA calls: X(C type, name in the call). */
+#define USHMEM_DEVICE_RMA_TYPES(X)                                                     \
+    X(char, char)                                                                      \
+    X(signed char, schar)                                                              \
+    X(short, short)                                                                    \
+    X(int, int)                                                                        \
+    X(long, long)                                                                      \
+    X(long long, longlong)                                                             \
+    X(unsigned char, uchar)                                                            \
+    X(unsigned short, ushort)                                                          \
+    X(unsigned int, uint)                                                              \
+    X(unsigned long, ulong)                                                            \
+    X(unsigned long long, ulonglong)                                                   \
+    X(float, float)                                                                    \
+    X(double, double)                                                                  \
+    X(int8_t, int8)                                                                    \
+    X(int16_t, int16)                                                                  \
+    X(int32_t, int32)                                                                  \
+    X(int64_t, int64)                                                                  \
+    X(uint8_t, uint8)                                                                  \
+    X(uint16_t, uint16)                                                                \
+    X(uint32_t, uint32)                                                                \
+    X(uint64_t, uint64)                                                                \
+    X(size_t, size)                                                                    \
+    X(ptrdiff_t, ptrdiff)
+
+/* p and g go through a local copy of the value, which a proxied request names
+ * as its local address; they are blocking, so the copy outlives it. */
+#define USHMEMI_DEV_RMA_TYPED(T, NAME)                                                 \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_put(T *dest, const T *src, size_t nelems, int pe) \
+    {                                                                                  \
+        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 0);                         \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_get(T *dest, const T *src, size_t nelems, int pe) \
+    {                                                                                  \
+        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 0);                         \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_put_nbi(T *dest, const T *src, size_t nelems,  \
+                                                  int pe)                              \
+    {                                                                                  \
+        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 1);                         \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_get_nbi(T *dest, const T *src, size_t nelems,  \
+                                                  int pe)                              \
+    {                                                                                  \
+        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 1);                         \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_p(T *dest, T value, int pe)                  \
+    {                                                                                  \
+        ushmemi_dev_put(dest, &value, sizeof(T), pe, 0);                               \
+    }                                                                                  \
+    USHMEM_DEVICE_FN T ushmem_##NAME##_g(const T *src, int pe)                         \
+    {                                                                                  \
+        T value;                                                                       \
+        ushmemi_dev_get(&value, src, sizeof(T), pe, 0);                                \
+        return value;                                                                  \
+    }
+USHMEM_DEVICE_RMA_TYPES(USHMEMI_DEV_RMA_TYPED)
+#undef USHMEMI_DEV_RMA_TYPED
+
+/* ---- Atomics ---- */
+
+/* Ring type of a value: kind 'i' signed, 'u' unsigned, 'f' floating. */
+USHMEM_DEVICE_FN unsigned ushmemi_dev_amo_type(size_t size, char kind)
+{
+    if (kind == 'f')
+        return size == 4 ? USHMEM_RING_AMO_FLOAT : USHMEM_RING_AMO_DOUBLE;
+    if (kind == 'i')
+        return size == 4 ? USHMEM_RING_AMO_INT32 : USHMEM_RING_AMO_INT64;
+    return size == 4 ? USHMEM_RING_AMO_UINT32 : USHMEM_RING_AMO_UINT64;
+}
+
+/* A value as the bit pattern that atomics and the ring carry (a 4-byte value
+ * in the low 32 bits), and back. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_bits(const void *value, size_t size)
+{
+    uint32_t b32;
+    uint64_t b64;
+
+    if (size == 4) {
+        memcpy(&b32, value, 4);
+        return b32;
+    }
+    memcpy(&b64, value, 8);
+    return b64;
+}
+
+USHMEM_DEVICE_FN void ushmemi_dev_unbits(uint64_t bits, void *value, size_t size)
+{
+    uint32_t b32 = (uint32_t)bits;
+
+    if (size == 4)
+        memcpy(value, &b32, 4);
+    else
+        memcpy(value, &bits, 8);
+}
+
+/* One atomic of class `cls` on a 4- or 8-byte word; returns the old bits
+ * when `fetch` is set. A non-fetching atomic through the proxy is not waited
+ * for: like a put, quiet completes it. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsigned op,
+                                          unsigned type, size_t size, uint64_t value,
+                                          uint64_t compare, int fetch)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    struct ushmem_ring_request req;
+    struct ushmem_ring_producer scratch = {0, 0};
+    uint64_t result = 0, ticket;
+
+    if (ushmemi_dev_direct(s, pe, cls)) {
+        void *target = ushmemi_dev_peer_addr(s, dest, pe);
+        if (size == 4)
+            return ushmemi_dev_rmw32((uint32_t *)target, op, (uint32_t)value, (uint32_t)compare);
+        return ushmemi_dev_rmw64((uint64_t *)target, op, value, compare);
+    }
+    memset(&req, 0, sizeof(req));
+    req.op = USHMEM_RING_OP_AMO;
+    req.amo_op = (uint8_t)op;
+    req.amo_type = (uint8_t)type;
+    req.pe = pe;
+    req.offset = ushmemi_dev_offset(s, dest);
+    req.value = value;
+    req.compare = compare;
+    /* The proxy writes the old value of the result's type, 4 or 8 bytes, into
+     * this 8-byte local; it is read back with the same width. */
+    req.result = fetch ? (uint64_t)(uintptr_t)&result : 0;
+    ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+    if (!fetch)
+        return 0;
+    ushmem_ring_wait(s->ring, ticket);
+    if (size == 4) {
+        uint32_t old;
+        memcpy(&old, &result, 4);
+        return old;
+    }
+    return result;
+}
+
+/* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
+ * standard adds compare_swap, add and inc; bitwise: and, or, xor. */
+#define USHMEM_DEVICE_AMO_STD_TYPES(X)                                                 \
+    X(int, int, 'i')                                                                   \
+    X(long, long, 'i')                                                                 \
+    X(long long, longlong, 'i')                                                        \
+    X(unsigned int, uint, 'u')                                                         \
+    X(unsigned long, ulong, 'u')                                                       \
+    X(unsigned long long, ulonglong, 'u')                                              \
+    X(int32_t, int32, 'i')                                                             \
+    X(int64_t, int64, 'i')                                                             \
+    X(uint32_t, uint32, 'u')                                                           \
+    X(uint64_t, uint64, 'u')                                                           \
+    X(size_t, size, 'u')                                                               \
+    X(ptrdiff_t, ptrdiff, 'i')
+#define USHMEM_DEVICE_AMO_EXT_TYPES(X)                                                 \
+    USHMEM_DEVICE_AMO_STD_TYPES(X)                                                     \
+    X(float, float, 'f')                                                               \
+    X(double, double, 'f')
+#define USHMEM_DEVICE_AMO_BIT_TYPES(X)                                                 \
+    X(unsigned int, uint, 'u')                                                         \
+    X(unsigned long, ulong, 'u')                                                       \
+    X(unsigned long long, ulonglong, 'u')                                              \
+    X(int32_t, int32, 'i')                                                             \
+    X(int64_t, int64, 'i')                                                             \
+    X(uint32_t, uint32, 'u')                                                           \
+    X(uint64_t, uint64, 'u')
+
+#define USHMEMI_DEV_AMO_CALL(T, KIND, OP, dest, value, compare, pe, fetch)             \
+    ushmemi_dev_amo((dest), (pe), USHMEM_DEVICE_CLASS_AMO, (OP),                       \
+                    ushmemi_dev_amo_type(sizeof(T), (KIND)), sizeof(T),                \
+                    ushmemi_dev_bits(&(value), sizeof(T)), (compare), (fetch))
+
+#define USHMEMI_DEV_AMO_FETCHING(T, NAME, KIND, CALL, OP)                              \
+    USHMEM_DEVICE_FN T ushmem_##NAME##_atomic_##CALL(T *dest, T value, int pe)         \
+    {                                                                                  \
+        T old;                                                                         \
+        ushmemi_dev_unbits(USHMEMI_DEV_AMO_CALL(T, KIND, OP, dest, value, 0, pe, 1), &old, \
+                           sizeof(T));                                                 \
+        return old;                                                                    \
+    }
+#define USHMEMI_DEV_AMO_NONFETCHING(T, NAME, KIND, CALL, OP)                           \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_atomic_##CALL(T *dest, T value, int pe)      \
+    {                                                                                  \
+        USHMEMI_DEV_AMO_CALL(T, KIND, OP, dest, value, 0, pe, 0);                      \
+    }
+
+#define USHMEMI_DEV_AMO_EXT(T, NAME, KIND)                                             \
+    USHMEM_DEVICE_FN T ushmem_##NAME##_atomic_fetch(const T *source, int pe)           \
+    {                                                                                  \
+        T zero = 0, old;                                                               \
+        ushmemi_dev_unbits(USHMEMI_DEV_AMO_CALL(T, KIND, USHMEM_RING_AMO_FETCH,          \
+                                                (void *)(uintptr_t)source, zero, 0, pe, 1), \
+                           &old, sizeof(T));                                           \
+        return old;                                                                    \
+    }                                                                                  \
+    USHMEMI_DEV_AMO_NONFETCHING(T, NAME, KIND, set, USHMEM_RING_AMO_SET)               \
+    USHMEMI_DEV_AMO_FETCHING(T, NAME, KIND, swap, USHMEM_RING_AMO_SWAP)
+USHMEM_DEVICE_AMO_EXT_TYPES(USHMEMI_DEV_AMO_EXT)
+#undef USHMEMI_DEV_AMO_EXT
+
+#define USHMEMI_DEV_AMO_STD(T, NAME, KIND)                                             \
+    USHMEM_DEVICE_FN T ushmem_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe) \
+    {                                                                                  \
+        T old;                                                                         \
+        ushmemi_dev_unbits(USHMEMI_DEV_AMO_CALL(T, KIND, USHMEM_RING_AMO_CSWAP, dest, value, \
+                                                ushmemi_dev_bits(&cond, sizeof(T)), pe, 1), \
+                           &old, sizeof(T));                                           \
+        return old;                                                                    \
+    }                                                                                  \
+    USHMEMI_DEV_AMO_FETCHING(T, NAME, KIND, fetch_add, USHMEM_RING_AMO_ADD)            \
+    USHMEMI_DEV_AMO_NONFETCHING(T, NAME, KIND, add, USHMEM_RING_AMO_ADD)               \
+    USHMEM_DEVICE_FN T ushmem_##NAME##_atomic_fetch_inc(T *dest, int pe)               \
+    {                                                                                  \
+        return ushmem_##NAME##_atomic_fetch_add(dest, (T)1, pe);                       \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_atomic_inc(T *dest, int pe)                  \
+    {                                                                                  \
+        ushmem_##NAME##_atomic_add(dest, (T)1, pe);                                    \
+    }
+USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_AMO_STD)
+#undef USHMEMI_DEV_AMO_STD
+
+#define USHMEMI_DEV_AMO_BIT(T, NAME, KIND)                                             \
+    USHMEMI_DEV_AMO_FETCHING(T, NAME, KIND, fetch_and, USHMEM_RING_AMO_AND)            \
+    USHMEMI_DEV_AMO_FETCHING(T, NAME, KIND, fetch_or, USHMEM_RING_AMO_OR)              \
+    USHMEMI_DEV_AMO_FETCHING(T, NAME, KIND, fetch_xor, USHMEM_RING_AMO_XOR)            \
+    USHMEMI_DEV_AMO_NONFETCHING(T, NAME, KIND, and, USHMEM_RING_AMO_AND)               \
+    USHMEMI_DEV_AMO_NONFETCHING(T, NAME, KIND, or, USHMEM_RING_AMO_OR)                 \
+    USHMEMI_DEV_AMO_NONFETCHING(T, NAME, KIND, xor, USHMEM_RING_AMO_XOR)
+USHMEM_DEVICE_AMO_BIT_TYPES(USHMEMI_DEV_AMO_BIT)
+#undef USHMEMI_DEV_AMO_BIT
+
+/* ---- Ordering ---- */
+
+/* Completes every put, get and atomic of the calling thread. */
+USHMEM_DEVICE_FN void ushmem_quiet(void)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    ushmemi_dev_fence();
+    if (s->ring != NULL) {
+        struct ushmem_ring_producer target = {ushmemi_dev_quiet_target(s->ring), 0};
+        ushmem_ring_quiet(s->ring, &target);
+    }
+}
+
+/* Orders the calling thread's puts and atomics to each PE. When a PE takes
+ * different roads for different classes, ordering across the roads needs the
+ * proxied requests done, so fence is a quiet there. */
+USHMEM_DEVICE_FN void ushmem_fence(void)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    ushmemi_dev_fence();
+    if (s->ring == NULL)
+        return;
+    if (s->mixed_roads) {
+        ushmem_quiet();
+        return;
+    }
+    /* Nothing outstanding from this thread: nothing to order. */
+    if (ushmemi_dev_quiet_target(s->ring) > ushmem_ring_load_acquire(&s->ring->completed)) {
+        struct ushmem_ring_request req;
+        struct ushmem_ring_producer scratch = {0, 0};
+
+        memset(&req, 0, sizeof(req));
+        req.op = USHMEM_RING_OP_FENCE;
+        req.pe = s->my_pe;
+        ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+    }
+}
+
+/* ---- Signals and waits ---- */
+
+USHMEM_DEVICE_FN void ushmem_putmem_signal(void *dest, const void *source, size_t nbytes,
+                                           uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    /* A blocking put is complete at the target before the signal is issued,
+     * on either road, so the signal never overtakes the data. */
+    ushmemi_dev_put(dest, source, nbytes, pe, 0);
+    if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))
+        ushmemi_dev_fence();
+    ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL,
+                    sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET,
+                    USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
+}
+
+/* The signal word of this PE. */
+USHMEM_DEVICE_FN uint64_t ushmem_signal_fetch(const uint64_t *sig_addr)
+{
+    return ushmemi_dev_load64(sig_addr);
+}
+
+USHMEM_DEVICE_FN int ushmemi_dev_compare_u64(uint64_t a, int cmp, uint64_t b)
+{
+    switch (cmp) {
+    case USHMEM_CMP_EQ: return a == b;
+    case USHMEM_CMP_NE: return a != b;
+    case USHMEM_CMP_GT: return a > b;
+    case USHMEM_CMP_GE: return a >= b;
+    case USHMEM_CMP_LT: return a < b;
+    case USHMEM_CMP_LE: return a <= b;
+    default: return 1;
+    }
+}
+
+/* Waits until the signal word of this PE compares true; returns its value. */
+USHMEM_DEVICE_FN uint64_t ushmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t value)
+{
+    unsigned spins = 0;
+    uint64_t seen;
+
+    while (!ushmemi_dev_compare_u64(seen = ushmemi_dev_load64(sig_addr), cmp, value))
+        ushmem_ring_backoff(&spins);
+    return seen;
+}
+
+/* Reads a 4- or 8-byte word of this PE with acquire. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_load_bits(const void *addr, size_t size)
+{
+    if (size == 4)
+        return ushmemi_dev_load32((const uint32_t *)addr);
+    return ushmemi_dev_load64((const uint64_t *)addr);
+}
+
+#define USHMEMI_DEV_WAIT(T, NAME, KIND)                                                \
+    USHMEM_DEVICE_FN int ushmemi_dev_compare_##NAME(T a, int cmp, T b)                 \
+    {                                                                                  \
+        switch (cmp) {                                                                 \
+        case USHMEM_CMP_EQ: return a == b;                                             \
+        case USHMEM_CMP_NE: return a != b;                                             \
+        case USHMEM_CMP_GT: return a > b;                                              \
+        case USHMEM_CMP_GE: return a >= b;                                             \
+        case USHMEM_CMP_LT: return a < b;                                              \
+        case USHMEM_CMP_LE: return a <= b;                                             \
+        default: return 1;                                                             \
+        }                                                                              \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void ushmem_##NAME##_wait_until(T *ivar, int cmp, T value)        \
+    {                                                                                  \
+        unsigned spins = 0;                                                            \
+        T seen;                                                                        \
+        (void)(KIND);                                                                  \
+        for (;;) {                                                                     \
+            ushmemi_dev_unbits(ushmemi_dev_load_bits(ivar, sizeof(T)), &seen, sizeof(T)); \
+            if (ushmemi_dev_compare_##NAME(seen, cmp, value))                          \
+                return;                                                                \
+            ushmem_ring_backoff(&spins);                                               \
+        }                                                                              \
+    }
+USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
+#undef USHMEMI_DEV_WAIT
+
+/* ---- Barrier ---- */
+
+/* Dissemination barrier over the device flags in every PE's reserved heap
+ * area: in round k this PE adds one to flag k of PE me + 2^k and waits until
+ * its own flag k has reached the barrier's epoch. Each PE receives exactly
+ * one signal per round and barrier, so the flags count barriers and never
+ * need resetting; the flags and epoch are the device barrier's own. Signals
+ * go the SYNC class's road. */
+USHMEM_DEVICE_FN void ushmem_barrier_all(void)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    uint64_t *epoch_p = ushmemi_dev_epoch();
+    uint64_t epoch = *epoch_p + 1;
+    uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
+    unsigned k = 0;
+
+    /* Everything this thread issued is complete before any PE may leave. */
+    ushmem_quiet();
+    for (int64_t dist = 1; dist < s->n_pes && k < s->device_flags_count; dist *= 2, k++) {
+        int to = (int)((s->my_pe + dist) % s->n_pes);
+        unsigned spins = 0;
+
+        ushmemi_dev_amo(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD,
+                        USHMEM_RING_AMO_UINT64, 8, 1, 0, 0);
+        while (ushmemi_dev_load64(&flags[k]) < epoch)
+            ushmem_ring_backoff(&spins);
+    }
+    *epoch_p = epoch;
+    /* The proxied signals are done too, so a later quiet has nothing of the
+     * barrier's to wait for. */
+    ushmem_quiet();
+}
+
+#endif

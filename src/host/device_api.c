@@ -1,0 +1,258 @@
+/* The host side of the device API (device_api.h): the device state that
+ * libushmem exports to device code, the per-thread ring producer of the cpu
+ * backend, and the proxy thread with its per-PE transports: the fabric for
+ * peers whose routes go over libfabric, the ipc transport (mapped memory) for
+ * the others. */
+#include "device_api.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ushmem/device.h>
+
+#include "../proxy/proxy.h"
+#include "../transport/ipc_ops.h"
+#include "internal.h"
+
+/* Read by the inline calls of include/ushmem/device.h in the application. */
+USHMEMI_API struct ushmem_device_state ushmem_device_state;
+USHMEMI_API _Thread_local struct ushmem_ring_producer ushmem_device_producer;
+
+static struct {
+    struct ushmem_device_peer *peers; /* what ushmem_device_state.peers points to */
+    struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
+} dev_api;
+
+static ushmem_status_t check_settings(bool *force_proxy_p)
+{
+    const char *route = ushmemi_settings.device_route;
+    long ring_size = ushmemi_settings.proxy_ring_size;
+    bool force_proxy;
+
+    if (strcmp(route, "auto") == 0) {
+        force_proxy = false;
+    } else if (strcmp(route, "proxy") == 0) {
+        force_proxy = true;
+    } else {
+        ushmemi_error("shmem_init: USHMEM_DEVICE_ROUTE=%s is not one of auto, proxy", route);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    if (ring_size < 2 || ring_size > (1L << 30) || (ring_size & (ring_size - 1)) != 0) {
+        ushmemi_error("shmem_init: USHMEM_PROXY_RING_SIZE=%ld is not a power of two between 2 "
+                      "and 2^30",
+                      ring_size);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    *force_proxy_p = force_proxy;
+    return USHMEM_OK;
+}
+
+static bool route_is_direct(enum ushmemi_route route)
+{
+    return route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF;
+}
+
+static bool route_is_fabric(enum ushmemi_route route)
+{
+    return route == USHMEMI_ROUTE_PROXY_OFI || route == USHMEMI_ROUTE_STAGED;
+}
+
+/* Fills the per-PE entries; returns whether some class of some PE needs the
+ * proxy and whether some PE takes different roads for different classes. */
+static void fill_peers(struct ushmem_device_peer *peers, bool *some_proxied_p, bool *mixed_p)
+{
+    *some_proxied_p = false;
+    *mixed_p = false;
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
+        const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
+        int ndirect = 0;
+
+        peers[pe].heap_base = (uint64_t)(uintptr_t)peer->base;
+        for (int cls = 0; cls < USHMEMI_CLASS_COUNT; cls++) {
+            bool direct = peer->base != NULL && route_is_direct(peer->route[cls]);
+            peers[pe].direct[cls] = direct;
+            ndirect += direct;
+        }
+        if (ndirect < USHMEMI_CLASS_COUNT)
+            *some_proxied_p = true;
+        if (ndirect > 0 && ndirect < USHMEMI_CLASS_COUNT)
+            *mixed_p = true;
+    }
+}
+
+/* The class numbers of device code are the host's. */
+_Static_assert(USHMEM_DEVICE_CLASS_RMA == (int)USHMEMI_CLASS_RMA &&
+                   USHMEM_DEVICE_CLASS_AMO == (int)USHMEMI_CLASS_AMO &&
+                   USHMEM_DEVICE_CLASS_SIGNAL == (int)USHMEMI_CLASS_SIGNAL &&
+                   USHMEM_DEVICE_CLASS_SYNC == (int)USHMEMI_CLASS_SYNC &&
+                   USHMEM_DEVICE_CLASS_COUNT == (int)USHMEMI_CLASS_COUNT,
+               "device classes match the route table's");
+
+/* Makes the ipc transport over every mapped heap. */
+static ushmem_status_t create_ipc(void)
+{
+    void **bases = calloc((size_t)ushmemi_g.n_pes, sizeof(*bases));
+    ushmem_status_t status;
+
+    if (bases == NULL) {
+        ushmemi_error("shmem_init: device API: cannot allocate the table of %d mapped heaps",
+                      ushmemi_g.n_pes);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++)
+        bases[pe] = ushmemi_g.peers[pe].base;
+    status = ushmemi_ipc_transport_create(bases, ushmemi_g.n_pes, ushmemi_g.heap_size,
+                                          &dev_api.ipc);
+    free(bases);
+    return status;
+}
+
+/* Chooses each PE's proxy transport: the fabric when some class goes there
+ * over libfabric, else its mapped heap (a CPU copy, so only when the heap is
+ * host memory). A PE that device code may send requests to (every PE under
+ * USHMEM_DEVICE_ROUTE=proxy, else those with a proxied class) and that has
+ * neither is an error now rather than a refused request later. */
+static ushmem_status_t choose_transports(bool force_proxy, struct ushmemi_proxy_peer *pp)
+{
+    ushmem_status_t status;
+
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
+        const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
+        const struct ushmem_device_peer *dp = &dev_api.peers[pe];
+        bool fabric = false, proxied = force_proxy;
+
+        for (int cls = 0; cls < USHMEMI_CLASS_COUNT; cls++) {
+            fabric |= route_is_fabric(peer->route[cls]);
+            proxied |= !dp->direct[cls];
+        }
+        pp[pe] = (struct ushmemi_proxy_peer){NULL, NULL};
+        if (fabric && ushmemi_g.fabric_ops != NULL) {
+            pp[pe].ops = ushmemi_g.fabric_ops;
+            pp[pe].transport = ushmemi_g.fabric;
+        } else if (peer->base != NULL && ushmemi_g.heap_host_accessible) {
+            if (dev_api.ipc == NULL) {
+                status = create_ipc();
+                if (status != USHMEM_OK)
+                    return status;
+            }
+            pp[pe].ops = &ushmemi_transport_ipc_ops;
+            pp[pe].transport = dev_api.ipc;
+        } else if (proxied) {
+            ushmemi_error("shmem_init: device API: PE %d would send requests for PE %d through "
+                          "the proxy thread, which can reach it neither over the fabric (%s) nor "
+                          "through its mapped heap (%s)",
+                          ushmemi_g.my_pe, pe,
+                          fabric ? "not open" : "no route uses it",
+                          peer->base == NULL ? "not mapped" : "device memory the CPU cannot copy");
+            return USHMEM_ERR_NO_ROUTE;
+        }
+    }
+    return USHMEM_OK;
+}
+
+/* The proxy thread found a request it could not carry: the device code that
+ * issued it cannot be told, so the job ends, on every PE. */
+static void proxy_failed(void *ctx, ushmem_status_t status, const char *msg)
+{
+    (void)ctx;
+    ushmemi_fatal("device API", "%s (%s)", msg, ushmemi_status_name(status));
+}
+
+static ushmem_status_t start_proxy(bool force_proxy)
+{
+    struct ushmemi_proxy_peer *pp = calloc((size_t)ushmemi_g.n_pes, sizeof(*pp));
+    ushmem_status_t status;
+
+    if (pp == NULL) {
+        ushmemi_error("shmem_init: device API: cannot allocate the proxy's table of %d PEs",
+                      ushmemi_g.n_pes);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    status = choose_transports(force_proxy, pp);
+    if (status != USHMEM_OK)
+        goto free_pp;
+    struct ushmemi_proxy_params params = {
+        .dev_ops = ushmemi_g.dev_ops,
+        .dev = ushmemi_g.dev,
+        .capacity = (uint32_t)ushmemi_settings.proxy_ring_size,
+        .my_pe = ushmemi_g.my_pe,
+        .npes = ushmemi_g.n_pes,
+        .peers = pp,
+        .abort_cb = proxy_failed,
+        .abort_ctx = NULL,
+    };
+    status = ushmemi_proxy_start(&params, &ushmemi_g.proxy);
+
+free_pp:
+    free(pp); /* the proxy copies it */
+    return status;
+}
+
+ushmem_status_t ushmemi_device_api_init(void)
+{
+    ushmem_status_t status;
+    bool force_proxy, some_proxied, mixed;
+
+    status = check_settings(&force_proxy);
+    if (status != USHMEM_OK)
+        return status;
+    dev_api.peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*dev_api.peers));
+    if (dev_api.peers == NULL) {
+        ushmemi_error("shmem_init: device API: cannot allocate the state of %d PEs",
+                      ushmemi_g.n_pes);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    fill_peers(dev_api.peers, &some_proxied, &mixed);
+
+    if (force_proxy || some_proxied) {
+        status = start_proxy(force_proxy);
+        if (status != USHMEM_OK)
+            goto free_ipc;
+        ushmemi_debug("device API: proxy thread started (%s), %ld ring slots",
+                      force_proxy ? "USHMEM_DEVICE_ROUTE=proxy" : "some peer has no direct road",
+                      ushmemi_settings.proxy_ring_size);
+    } else {
+        ushmemi_debug("device API: every peer is reached directly; no proxy thread");
+    }
+
+    /* No peer signals these before the closing barrier of shmem_init, which
+     * this PE has not reached yet. */
+    ushmemi_host_copy_zero(ushmemi_g.reserved->device_flags,
+                           sizeof(ushmemi_g.reserved->device_flags));
+    ushmem_device_state = (struct ushmem_device_state){
+        .version = USHMEM_DEVICE_STATE_VERSION,
+        .my_pe = ushmemi_g.my_pe,
+        .n_pes = ushmemi_g.n_pes,
+        .force_proxy = force_proxy,
+        .mixed_roads = !force_proxy && mixed,
+        .heap_base = (uint64_t)(uintptr_t)ushmemi_g.heap_base,
+        .heap_size = ushmemi_g.heap_size,
+        .device_flags_offset = offsetof(struct ushmemi_reserved, device_flags),
+        .device_flags_count = USHMEMI_SYNC_WORDS,
+        .peers = dev_api.peers,
+        .ring = ushmemi_g.proxy != NULL ? ushmemi_proxy_ring(ushmemi_g.proxy) : NULL,
+        .barrier_epoch = 0,
+    };
+    return USHMEM_OK;
+
+free_ipc:
+    ushmemi_ipc_transport_destroy(dev_api.ipc);
+    dev_api.ipc = NULL;
+    free(dev_api.peers);
+    dev_api.peers = NULL;
+    return status;
+}
+
+void ushmemi_device_api_fini(void)
+{
+    /* The proxy executes what was submitted before it stops, so it goes
+     * before the transports it uses. */
+    ushmemi_proxy_stop(ushmemi_g.proxy);
+    ushmemi_g.proxy = NULL;
+    ushmemi_ipc_transport_destroy(dev_api.ipc);
+    dev_api.ipc = NULL;
+    memset(&ushmem_device_state, 0, sizeof(ushmem_device_state));
+    free(dev_api.peers);
+    dev_api.peers = NULL;
+}

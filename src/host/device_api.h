@@ -1,0 +1,21 @@
+/* The host side of the device API: fills the state that device code reads
+ * (include/ushmem/detail/device_state.h) and starts the proxy thread when
+ * some device call needs it. */
+#ifndef USHMEMI_HOST_DEVICE_API_H
+#define USHMEMI_HOST_DEVICE_API_H
+
+#include "../common/status.h"
+
+/* Called by shmem_init once every peer's routes are built and before the
+ * final barrier: validates USHMEM_DEVICE_ROUTE and USHMEM_PROXY_RING_SIZE,
+ * fills the device state and starts the proxy when USHMEM_DEVICE_ROUTE=proxy
+ * or some peer's RMA, AMO, SIGNAL or SYNC route is neither direct nor self.
+ * Errors are logged here. */
+ushmem_status_t ushmemi_device_api_init(void);
+
+/* Called by shmem_finalize before the fabric closes and the peers' heaps are
+ * unmapped: stops the proxy after executing every request already submitted,
+ * and clears the state. Safe when init did not run or failed. */
+void ushmemi_device_api_fini(void);
+
+#endif

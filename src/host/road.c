@@ -1,0 +1,247 @@
+/* Roads: how a host data call reaches one peer. Each peer has a route per
+ * operation class (routes.c fills them at shmem_init):
+ *
+ *   self, direct   the peer's memory is mapped here: a copy (CPU, or the
+ *                  device's copy engine when the heap is device memory) or a
+ *                  C11 atomic on the mapping; complete on return;
+ *   proxy/ofi      the fabric transport, by symmetric offset; blocking calls
+ *                  complete on return, non-blocking ones by the next quiet;
+ *   staged         the fabric, with local buffers that are device memory
+ *                  bounced through host memory by the copy engine first, so
+ *                  that no device pointer reaches the provider or the CPU.
+ *
+ * Host code calls the fabric itself rather than queueing on the proxy ring:
+ * it runs on the CPU already, and a ring round trip would only add latency.
+ * The ring is for device code (device_api.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Bounce buffers of the staged road move at most this much per step. */
+#define STAGE_CHUNK ((size_t)1 << 20)
+
+static _Noreturn void fabric_failed(const char *call, const char *what, int pe,
+                                    const struct ushmemi_loc *loc, size_t len,
+                                    ushmem_status_t status)
+{
+    ushmemi_fatal(call, "%s of %zu bytes to PE %d (segment %u, offset %llu) over the fabric "
+                  "failed: %s", what, len, pe, ushmemi_sym_segment(loc->sym),
+                  (unsigned long long)ushmemi_sym_in_segment(loc->sym),
+                  ushmemi_status_string(status));
+}
+
+static bool is_device_local(const void *p, size_t len)
+{
+    return !ushmemi_g.heap_host_accessible && ushmemi_in_heap(p, len);
+}
+
+static char *stage_buffer(const char *call, size_t len)
+{
+    char *bounce = malloc(len < STAGE_CHUNK ? len : STAGE_CHUNK);
+    if (bounce == NULL)
+        ushmemi_fatal(call, "out of host memory for a %zu-byte staging buffer",
+                      len < STAGE_CHUNK ? len : STAGE_CHUNK);
+    return bounce;
+}
+
+static void fabric_put(const char *call, int pe, const struct ushmemi_loc *loc, const void *src,
+                       size_t len, bool nbi, bool staged)
+{
+    const struct ushmemi_transport_ops *ops = ushmemi_g.fabric_ops;
+    ushmem_status_t status;
+    if (staged && is_device_local(src, len)) {
+        /* Blocking, chunk by chunk: the bounce is reused at once. */
+        char *bounce = stage_buffer(call, len);
+        for (size_t done = 0; done < len; done += STAGE_CHUNK) {
+            size_t n = len - done < STAGE_CHUNK ? len - done : STAGE_CHUNK;
+            ushmemi_host_copy(call, bounce, (const char *)src + done, n);
+            status = ops->put(ushmemi_g.fabric, pe, loc->sym + done, bounce, n);
+            if (status != USHMEM_OK) {
+                free(bounce);
+                fabric_failed(call, "staged put", pe, loc, len, status);
+            }
+        }
+        free(bounce);
+        return;
+    }
+    status = nbi ? ops->put_nbi(ushmemi_g.fabric, pe, loc->sym, src, len)
+                 : ops->put(ushmemi_g.fabric, pe, loc->sym, src, len);
+    if (status != USHMEM_OK)
+        fabric_failed(call, nbi ? "non-blocking put" : "put", pe, loc, len, status);
+}
+
+static void fabric_get(const char *call, int pe, const struct ushmemi_loc *loc, void *dst,
+                       size_t len, bool nbi, bool staged)
+{
+    const struct ushmemi_transport_ops *ops = ushmemi_g.fabric_ops;
+    ushmem_status_t status;
+    if (staged && is_device_local(dst, len)) {
+        char *bounce = stage_buffer(call, len);
+        for (size_t done = 0; done < len; done += STAGE_CHUNK) {
+            size_t n = len - done < STAGE_CHUNK ? len - done : STAGE_CHUNK;
+            status = ops->get(ushmemi_g.fabric, pe, bounce, loc->sym + done, n);
+            if (status != USHMEM_OK) {
+                free(bounce);
+                fabric_failed(call, "staged get", pe, loc, len, status);
+            }
+            ushmemi_host_copy(call, (char *)dst + done, bounce, n);
+        }
+        free(bounce);
+        return;
+    }
+    status = nbi ? ops->get_nbi(ushmemi_g.fabric, pe, dst, loc->sym, len)
+                 : ops->get(ushmemi_g.fabric, pe, dst, loc->sym, len);
+    if (status != USHMEM_OK)
+        fabric_failed(call, nbi ? "non-blocking get" : "get", pe, loc, len, status);
+}
+
+static _Noreturn void no_route(const char *call, enum ushmemi_op_class cls, int pe)
+{
+    const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
+    ushmemi_fatal(call, "no %s route to PE %d: %s", ushmemi_op_class_name(cls), pe,
+                  peer->why[cls] ? peer->why[cls] : "none was found at shmem_init");
+}
+
+void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
+{
+    struct ushmemi_loc loc;
+    if (len == 0) {
+        /* An empty transfer touches no memory, so only the PE is checked:
+         * programs pass NULL or unaligned pointers with a zero count. */
+        if (pe < 0 || pe >= ushmemi_g.n_pes)
+            ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
+                          ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
+        return;
+    }
+    ushmemi_locate(call, dest, len, pe, &loc);
+    enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
+    if (__builtin_expect(loc.mapped != NULL &&
+                             (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF),
+                         1)) {
+        ushmemi_host_copy(call, loc.mapped, src, len);
+        return;
+    }
+    if (route != USHMEMI_ROUTE_PROXY_OFI && route != USHMEMI_ROUTE_STAGED)
+        no_route(call, USHMEMI_CLASS_RMA, pe);
+    fabric_put(call, pe, &loc, src, len, nbi, route == USHMEMI_ROUTE_STAGED);
+}
+
+void ushmemi_get(const char *call, void *dst, const void *src, size_t len, int pe, bool nbi)
+{
+    struct ushmemi_loc loc;
+    if (len == 0) {
+        /* An empty transfer touches no memory, so only the PE is checked:
+         * programs pass NULL or unaligned pointers with a zero count. */
+        if (pe < 0 || pe >= ushmemi_g.n_pes)
+            ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
+                          ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
+        return;
+    }
+    ushmemi_locate(call, src, len, pe, &loc);
+    enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
+    if (__builtin_expect(loc.mapped != NULL &&
+                             (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF),
+                         1)) {
+        ushmemi_host_copy(call, dst, loc.mapped, len);
+        return;
+    }
+    if (route != USHMEMI_ROUTE_PROXY_OFI && route != USHMEMI_ROUTE_STAGED)
+        no_route(call, USHMEMI_CLASS_RMA, pe);
+    fabric_get(call, pe, &loc, dst, len, nbi, route == USHMEMI_ROUTE_STAGED);
+}
+
+void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void *addr,
+                         size_t size, int pe)
+{
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, addr, size, pe, &loc);
+    if (__builtin_expect((uintptr_t)addr % size != 0, 0))
+        ushmemi_fatal(call, "address %p to PE %d is not aligned to %zu bytes, as an atomic "
+                      "needs", addr, pe, size);
+    enum ushmemi_route route = ushmemi_g.peers[pe].route[cls];
+    switch (route) {
+    case USHMEMI_ROUTE_SELF:
+    case USHMEMI_ROUTE_DIRECT:
+    case USHMEMI_ROUTE_HOST_SYNC:
+        if (loc.mapped == NULL)
+            no_route(call, cls, pe);
+        /* The data segment is host memory whatever the backend. */
+        if (__builtin_expect(!ushmemi_g.heap_host_accessible &&
+                                 ushmemi_sym_segment(loc.sym) == USHMEMI_SEG_HEAP,
+                             0))
+            ushmemi_fatal(call, "atomic to PE %d at %p: the symmetric heap is device memory, "
+                          "which host atomics cannot reach", pe, addr);
+        return loc.mapped;
+    case USHMEMI_ROUTE_PROXY_OFI:
+    case USHMEMI_ROUTE_STAGED:
+        return NULL;
+    case USHMEMI_ROUTE_NONE:
+        break;
+    }
+    no_route(call, cls, pe);
+}
+
+void ushmemi_amo_fabric(const char *call, const void *addr, int pe, enum ushmemi_amo_op op,
+                        enum ushmemi_amo_type type, const void *operand, const void *compare,
+                        void *result)
+{
+    size_t size = type == USHMEMI_AMO_INT32 || type == USHMEMI_AMO_UINT32 ||
+                          type == USHMEMI_AMO_FLOAT
+                      ? 4
+                      : 8;
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, addr, size, pe, &loc);
+    if (ushmemi_g.fabric == NULL)
+        no_route(call, USHMEMI_CLASS_AMO, pe);
+    ushmem_status_t status = ushmemi_g.fabric_ops->atomic(ushmemi_g.fabric, pe, loc.sym, op,
+                                                          type, operand, compare, result);
+    if (status != USHMEM_OK)
+        fabric_failed(call, "atomic", pe, &loc, size, status);
+}
+
+void ushmemi_sync_add(const char *call, _Atomic uint64_t *addr, uint64_t value, int pe)
+{
+    _Atomic uint64_t *word = ushmemi_amo_direct(call, USHMEMI_CLASS_SYNC, addr, sizeof(*addr), pe);
+    if (__builtin_expect(word != NULL, 1)) {
+        /* Release publishes this PE's earlier stores (and what it saw from
+         * others) to the PE that acquires the counter. */
+        atomic_fetch_add_explicit(word, value, memory_order_acq_rel);
+        return;
+    }
+    /* Fabric puts are complete (delivered) when they return, and fabric
+     * atomics are executed in order after them on this endpoint. */
+    atomic_thread_fence(memory_order_seq_cst);
+    ushmemi_amo_fabric(call, (const void *)addr, pe, USHMEMI_AMO_ADD, USHMEMI_AMO_UINT64, &value,
+                       NULL, NULL);
+}
+
+bool ushmemi_road_uses_fabric(enum ushmemi_op_class cls)
+{
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
+        enum ushmemi_route r = ushmemi_g.peers[pe].route[cls];
+        if (r == USHMEMI_ROUTE_PROXY_OFI || r == USHMEMI_ROUTE_STAGED)
+            return true;
+    }
+    return false;
+}
+
+void ushmemi_road_fence(const char *call)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (ushmemi_g.fabric == NULL)
+        return;
+    ushmem_status_t status = ushmemi_g.fabric_ops->fence(ushmemi_g.fabric);
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "fence over the fabric failed: %s", ushmemi_status_string(status));
+}
+
+void ushmemi_road_quiet(const char *call)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (ushmemi_g.fabric == NULL)
+        return;
+    ushmem_status_t status = ushmemi_g.fabric_ops->quiet(ushmemi_g.fabric);
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "quiet over the fabric failed: %s", ushmemi_status_string(status));
+}

@@ -1,0 +1,341 @@
+/* The device API (include/ushmem/device.h) on the cpu backend, where device
+ * code is host threads: T threads per PE, using only ushmem_* calls, put
+ * distinct patterns into distinct slots of every PE (blocking, nbi + quiet,
+ * p), read them back (get, get_nbi, g), work on shared words of every PE with
+ * atomics whose totals are known (fetch_add, fetch_inc, compare_swap, swap,
+ * and/or/xor, set/fetch), and put with an ADD signal that the receiving PE
+ * waits for exactly. After a device barrier every PE checks every word it
+ * received. Then a loop of device barriers, interleaved with host barriers,
+ * checks that nobody leaves a barrier early.
+ *
+ * The road taken is checked against the environment: direct by default,
+ * every call through the proxy with USHMEM_DEVICE_ROUTE=proxy, the proxy for
+ * other PEs with USHMEM_IPC=0.
+ *
+ * With the argument "bad-offset", PE 0 puts through the proxy to an address
+ * outside the heap: the job must end with the proxy's message. */
+#include <pthread.h>
+#include <shmem.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ushmem/device.h>
+
+#include "mpe_check.h"
+
+#define T 4     /* threads per PE */
+#define W 64    /* longs per put slot */
+#define WS 32   /* longs per signalled slot */
+#define K 8     /* atomic rounds per thread and PE */
+#define BARRIER_ROUNDS 40
+
+static int me, npes, nt; /* nt: threads in the job, ids 0 .. nt-1 */
+
+/* Symmetric objects, allocated by the main thread. */
+static long *slots;    /* [nt][W]: slot of thread id */
+static long *sig_data; /* [nt][WS] */
+static int *pslot;     /* [nt] */
+static int64_t *setw;  /* [nt] */
+static double *dslot;  /* [nt] */
+static struct words {
+    uint64_t counter;   /* fetch_add id+1, K times per thread */
+    int32_t inc_ctr;    /* fetch_inc K times per thread */
+    int32_t sum32;      /* add -(id+1) */
+    long owner;         /* compare_swap -1 -> id: one winner */
+    int win_count;      /* inc by the winner */
+    long loser_sum;     /* add of what each loser saw */
+    uint64_t swap_word; /* swap id+1 */
+    uint64_t swap_xor;  /* xor of what each swap returned */
+    uint64_t bits_or;   /* fetch_or 1 << id */
+    uint64_t bits_and;  /* fetch_and ~(1 << id), from all ones */
+    uint32_t u32_or;    /* or 1 << (id % 32) */
+    unsigned long long xw; /* fetch_xor mix(id) */
+    uint64_t sig;       /* ADD id+1 with each signalled put */
+    long arrivals;      /* the barrier loop */
+    long bar_slot;
+} *w;
+
+static long pattern(int id, int dst, int i)
+{
+    return (long)id * 1000003L + (long)dst * 101L + i;
+}
+
+static unsigned long long mix(int id)
+{
+    return ((unsigned long long)id + 1) * 0x9E3779B97F4A7C15ULL;
+}
+
+static void check_roads(void)
+{
+    const char *route = getenv("USHMEM_DEVICE_ROUTE");
+    const char *ipc = getenv("USHMEM_IPC");
+    int forced = route != NULL && strcmp(route, "proxy") == 0;
+    int no_ipc = ipc != NULL && strcmp(ipc, "0") == 0;
+
+    MPE_CHECK(ushmem_my_pe() == me && ushmem_n_pes() == npes, "device my_pe %d n_pes %d",
+              ushmem_my_pe(), ushmem_n_pes());
+    MPE_CHECK(ushmem_device_state.force_proxy == forced, "force_proxy %d",
+              ushmem_device_state.force_proxy);
+    for (int pe = 0; pe < npes; pe++) {
+        for (int cls = 0; cls < USHMEM_DEVICE_CLASS_COUNT; cls++) {
+            int want = pe == me || !no_ipc;
+            /* Without IPC, atomics on this PE's own words may go over the
+             * fabric too, so that they are atomic with the peers' ones. */
+            if (pe == me && no_ipc && cls != USHMEM_DEVICE_CLASS_RMA)
+                continue;
+            MPE_CHECK(ushmem_device_state.peers[pe].direct[cls] == want,
+                      "PE %d class %d direct %d, want %d", pe, cls,
+                      ushmem_device_state.peers[pe].direct[cls], want);
+        }
+    }
+    /* The proxy thread runs only when some call needs it. */
+    int need = forced || (no_ipc && npes > 1);
+    MPE_CHECK((ushmem_device_state.ring != NULL) == need, "ring %p, proxy needed %d",
+              (void *)ushmem_device_state.ring, need);
+}
+
+static void rma(int id)
+{
+    static _Thread_local long src[64][W]; /* one per target: nbi sources live until quiet */
+    long back[W];
+
+    for (int q = 0; q < npes; q++) {
+        for (int i = 0; i < W; i++)
+            src[q][i] = pattern(id, q, i);
+        ushmem_long_put(&slots[id * W], src[q], W / 2, q);
+        ushmem_putmem_nbi(&slots[id * W + W / 2], &src[q][W / 2], W / 2 * sizeof(long), q);
+        ushmem_int_p(&pslot[id], id * 3 + q, q);
+    }
+    ushmem_quiet();
+    for (int q = 0; q < npes; q++) {
+        memset(back, 0, sizeof(back));
+        ushmem_getmem(back, &slots[id * W], W / 2 * sizeof(long), q);
+        ushmem_long_get_nbi(&back[W / 2], &slots[id * W + W / 2], W / 2, q);
+        ushmem_quiet();
+        for (int i = 0; i < W; i++)
+            MPE_CHECK(back[i] == pattern(id, q, i), "thread %d: get from PE %d [%d] = %ld", id, q,
+                      i, back[i]);
+        int g = ushmem_int_g(&pslot[id], q);
+        MPE_CHECK(g == id * 3 + q, "thread %d: int_g from PE %d = %d", id, q, g);
+    }
+}
+
+static void atomics(int id)
+{
+    for (int q = 0; q < npes; q++) {
+        uint64_t last = 0;
+        int32_t last_inc = -1;
+        for (int k = 0; k < K; k++) {
+            uint64_t old = ushmem_uint64_atomic_fetch_add(&w->counter, (uint64_t)id + 1, q);
+            MPE_CHECK(k == 0 || old > last, "thread %d: fetch_add on PE %d went back", id, q);
+            last = old;
+            int32_t inc = ushmem_int32_atomic_fetch_inc(&w->inc_ctr, q);
+            MPE_CHECK(inc > last_inc && inc < K * nt, "thread %d: fetch_inc on PE %d gave %d",
+                      id, q, inc);
+            last_inc = inc;
+        }
+        ushmem_int32_atomic_add(&w->sum32, -(id + 1), q);
+
+        long seen = ushmem_long_atomic_compare_swap(&w->owner, -1L, (long)id, q);
+        if (seen == -1)
+            ushmem_int_atomic_inc(&w->win_count, q);
+        else
+            ushmem_long_atomic_add(&w->loser_sum, seen, q);
+
+        uint64_t swapped = ushmem_uint64_atomic_swap(&w->swap_word, (uint64_t)id + 1, q);
+        ushmem_uint64_atomic_xor(&w->swap_xor, swapped, q);
+
+        uint64_t bit = UINT64_C(1) << id;
+        uint64_t before_or = ushmem_uint64_atomic_fetch_or(&w->bits_or, bit, q);
+        MPE_CHECK((before_or & bit) == 0, "thread %d: bit set before fetch_or on PE %d", id, q);
+        uint64_t before_and = ushmem_uint64_atomic_fetch_and(&w->bits_and, ~bit, q);
+        MPE_CHECK((before_and & bit) != 0, "thread %d: bit clear before fetch_and on PE %d", id,
+                  q);
+        ushmem_uint32_atomic_or(&w->u32_or, UINT32_C(1) << (id % 32), q);
+        ushmem_ulonglong_atomic_fetch_xor(&w->xw, mix(id), q);
+
+        ushmem_int64_atomic_set(&setw[id], (int64_t)id * 1000 + q, q);
+        int64_t f = ushmem_int64_atomic_fetch(&setw[id], q);
+        MPE_CHECK(f == (int64_t)id * 1000 + q, "thread %d: fetch after set on PE %d = %lld", id, q,
+                  (long long)f);
+        ushmem_double_atomic_set(&dslot[id], id + 0.5, q);
+        double d = ushmem_double_atomic_swap(&dslot[id], id + 0.25, q);
+        MPE_CHECK(d == id + 0.5, "thread %d: double swap on PE %d returned %g", id, q, d);
+    }
+}
+
+static void signals(int id)
+{
+    long src[WS];
+
+    for (int q = 0; q < npes; q++) {
+        for (int i = 0; i < WS; i++)
+            src[i] = -pattern(id, q, i);
+        ushmem_putmem_signal(&sig_data[id * WS], src, sizeof(src), &w->sig, (uint64_t)id + 1,
+                             USHMEM_SIGNAL_ADD, q);
+    }
+}
+
+static uint64_t sum_ids(void)
+{
+    return (uint64_t)nt * (uint64_t)(nt + 1) / 2;
+}
+
+static void *thread_main(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    int id = me * T + t;
+
+    rma(id);
+    atomics(id);
+    signals(id);
+    ushmem_fence();
+    ushmem_quiet();
+    if (t == 0) {
+        /* The signal total arrives only after every sender's data. */
+        uint64_t got = ushmem_signal_wait_until(&w->sig, USHMEM_CMP_EQ, sum_ids());
+        MPE_CHECK(got == sum_ids(), "signal %llu, want %llu", (unsigned long long)got,
+                  (unsigned long long)sum_ids());
+        for (int s = 0; s < nt; s++)
+            for (int i = 0; i < WS; i++)
+                MPE_CHECK(sig_data[s * WS + i] == -pattern(s, me, i),
+                          "signalled data from thread %d [%d] = %ld", s, i, sig_data[s * WS + i]);
+        ushmem_int32_wait_until(&w->inc_ctr, USHMEM_CMP_GE, K * nt);
+        ushmem_uint64_wait_until(&w->counter, USHMEM_CMP_EQ, (uint64_t)K * sum_ids());
+    }
+    return NULL;
+}
+
+static void check_received(void)
+{
+    uint64_t all = nt == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nt) - 1;
+    uint64_t swap_all = 0;
+    uint32_t u32_all = 0;
+    unsigned long long xw_all = 0;
+
+    for (int id = 0; id < nt; id++) {
+        for (int i = 0; i < W; i++)
+            MPE_CHECK(slots[id * W + i] == pattern(id, me, i), "slot of thread %d [%d] = %ld", id,
+                      i, slots[id * W + i]);
+        MPE_CHECK(pslot[id] == id * 3 + me, "pslot[%d] = %d", id, pslot[id]);
+        MPE_CHECK(setw[id] == (int64_t)id * 1000 + me, "setw[%d] = %lld", id,
+                  (long long)setw[id]);
+        MPE_CHECK(dslot[id] == id + 0.25, "dslot[%d] = %g", id, dslot[id]);
+        swap_all ^= (uint64_t)id + 1;
+        u32_all |= UINT32_C(1) << (id % 32);
+        xw_all ^= mix(id);
+    }
+    MPE_CHECK(w->counter == (uint64_t)K * sum_ids(), "counter %llu",
+              (unsigned long long)w->counter);
+    MPE_CHECK(w->inc_ctr == K * nt, "inc_ctr %d", w->inc_ctr);
+    MPE_CHECK(w->sum32 == -(int32_t)sum_ids(), "sum32 %d", w->sum32);
+    MPE_CHECK(w->owner >= 0 && w->owner < nt, "owner %ld", w->owner);
+    MPE_CHECK(w->win_count == 1, "compare_swap winners %d", w->win_count);
+    MPE_CHECK(w->loser_sum == (long)(nt - 1) * w->owner, "loser_sum %ld owner %ld", w->loser_sum,
+              w->owner);
+    MPE_CHECK(w->swap_word >= 1 && w->swap_word <= (uint64_t)nt, "swap_word %llu",
+              (unsigned long long)w->swap_word);
+    MPE_CHECK((w->swap_xor ^ w->swap_word) == swap_all, "swap chain xor %llx",
+              (unsigned long long)(w->swap_xor ^ w->swap_word));
+    MPE_CHECK(w->bits_or == all, "bits_or %llx", (unsigned long long)w->bits_or);
+    MPE_CHECK(w->bits_and == ~all, "bits_and %llx", (unsigned long long)w->bits_and);
+    MPE_CHECK(w->u32_or == u32_all, "u32_or %x", w->u32_or);
+    MPE_CHECK(w->xw == xw_all, "xw %llx", w->xw);
+    MPE_CHECK(ushmem_signal_fetch(&w->sig) == sum_ids(), "signal_fetch %llu",
+              (unsigned long long)ushmem_signal_fetch(&w->sig));
+}
+
+/* Nobody leaves a device barrier before every PE has entered it: each round
+ * every PE adds to every PE's arrivals and puts the round number to its
+ * right neighbour, and after the barrier both are complete. Host barriers in
+ * between use other flags and must not disturb the device barrier's count. */
+static void barrier_loop(void)
+{
+    int left = (me + npes - 1) % npes, right = (me + 1) % npes;
+
+    for (long r = 1; r <= BARRIER_ROUNDS; r++) {
+        for (int q = 0; q < npes; q++)
+            ushmem_long_atomic_add(&w->arrivals, 1, q);
+        ushmem_long_p(&w->bar_slot, r * 1000 + me, right);
+        ushmem_barrier_all();
+        long arrived = ushmem_long_atomic_fetch(&w->arrivals, me);
+        MPE_CHECK(arrived == r * npes, "round %ld: %ld arrivals, want %ld", r, arrived, r * npes);
+        MPE_CHECK(w->bar_slot == r * 1000 + left, "round %ld: slot %ld", r, w->bar_slot);
+        /* Nobody may add for the next round before everyone has checked. */
+        if (r % 3 == 0)
+            shmem_barrier_all();
+        else
+            ushmem_barrier_all();
+    }
+    /* One barrier after the threads, then one or two per round. */
+    uint64_t want = 1 + BARRIER_ROUNDS + (BARRIER_ROUNDS - BARRIER_ROUNDS / 3);
+    MPE_CHECK(ushmem_device_state.barrier_epoch == want, "device barrier epoch %llu, want %llu",
+              (unsigned long long)ushmem_device_state.barrier_epoch, (unsigned long long)want);
+}
+
+static void bad_offset(void)
+{
+    long local = 7;
+
+    /* Through the proxy the ipc transport range-checks the offset; PE 0
+     * names an address that is not in the heap. */
+    if (me == 0)
+        ushmem_long_p(&local, 1, npes - 1);
+    ushmem_quiet();
+    shmem_barrier_all();
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    pthread_t threads[T];
+
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    MPE_CHECK(provided == SHMEM_THREAD_MULTIPLE, "provided %d", provided);
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    nt = npes * T;
+    MPE_CHECK(nt <= 64, "at most %d PEs", 64 / T);
+    if (argc > 1 && strcmp(argv[1], "bad-offset") == 0) {
+        bad_offset();
+        shmem_finalize();
+        return 0;
+    }
+    check_roads();
+
+    slots = shmem_calloc((size_t)nt * W, sizeof(long));
+    sig_data = shmem_calloc((size_t)nt * WS, sizeof(long));
+    pslot = shmem_calloc((size_t)nt, sizeof(int));
+    setw = shmem_calloc((size_t)nt, sizeof(int64_t));
+    dslot = shmem_calloc((size_t)nt, sizeof(double));
+    w = shmem_calloc(1, sizeof(*w));
+    MPE_CHECK(slots && sig_data && pslot && setw && dslot && w, "allocation failed");
+    w->owner = -1;
+    w->bits_and = ~UINT64_C(0);
+    shmem_barrier_all();
+
+    for (int t = 0; t < T; t++)
+        MPE_CHECK(pthread_create(&threads[t], NULL, thread_main, (void *)(intptr_t)t) == 0,
+                  "pthread_create");
+    for (int t = 0; t < T; t++)
+        pthread_join(threads[t], NULL);
+    /* Calls took the proxy whenever it runs here: by force, or for other PEs. */
+    if (ushmem_device_state.ring != NULL)
+        MPE_CHECK(ushmem_ring_load_acquire(&ushmem_device_state.ring->tail) > 0,
+                  "the proxy runs but no request went through its ring");
+    ushmem_barrier_all();
+    check_received();
+    shmem_barrier_all();
+
+    barrier_loop();
+
+    shmem_free(w);
+    shmem_free(dslot);
+    shmem_free(setw);
+    shmem_free(pslot);
+    shmem_free(sig_data);
+    shmem_free(slots);
+    shmem_finalize();
+    return 0;
+}
