@@ -10,12 +10,15 @@
  * started; PE 0 keeps stdin unless it is a terminal, the others read
  * /dev/null. Nothing outlives the job: PMIx's files live in a private
  * directory under $TMPDIR, removed at exit; a PE gets SIGKILL when the launcher
- * dies (PR_SET_PDEATHSIG: the PE process itself, not what it started).
+ * dies (PR_SET_PDEATHSIG: the PE process itself, not what it started); the
+ * shared-memory files that libfabric's shm provider names after a PE's pid
+ * are removed once the job has ended (see remove_pe_shm).
  *
  * Threads: PMIx calls the module below from its progress thread; everything
  * else (children, signals, timers) runs in the main thread, which learns of an
  * abort through a pipe. Signals are blocked before PMIx starts its threads and
  * read through a signalfd, so no handler ever runs. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -360,6 +363,56 @@ static void remove_tmpdir(struct job *job)
     if (job->tmpdir[0] != '\0')
         nftw(job->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     job->tmpdir[0] = '\0';
+}
+
+/* libfabric's shm provider keeps each endpoint's region in a file
+ * /dev/shm/<pid>:<n>:<n> named after the process's pid. A PE unlinks its own
+ * at exit and on fatal signals it can catch, but one killed by SIGKILL (by
+ * the OOM killer, by a user, or by us when it ignored SIGTERM) leaves it,
+ * 16 MiB each, for good. Once every PE has been reaped, the files named
+ * after one of our PEs' pids in that pattern and owned by us are its
+ * leftovers; nothing else in /dev/shm is touched. (A pid reused in the
+ * moment between the reaping and this sweep could lose its file; the
+ * window is microseconds and the process would be ours, same uid.) */
+static bool is_pe_shm_name(const struct job *job, const char *name)
+{
+    char *end;
+    errno = 0;
+    long pid = strtol(name, &end, 10);
+    if (errno != 0 || end == name || name[0] == '-' || name[0] == '+' || *end != ':')
+        return false;
+    int colons = 0;
+    for (const char *p = end; *p != '\0'; p++) {
+        if (*p == ':' && p[1] >= '0' && p[1] <= '9')
+            colons++;
+        else if (*p < '0' || *p > '9')
+            return false;
+    }
+    if (colons != 2)
+        return false;
+    for (int i = 0; i < job->npes; i++)
+        if (job->pes[i].pgid > 0 && job->pes[i].pgid == pid)
+            return true;
+    return false;
+}
+
+static void remove_pe_shm(const struct job *job)
+{
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return;
+    uid_t me = geteuid();
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        struct stat st;
+        if (!is_pe_shm_name(job, e->d_name) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != me)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            fprintf(stderr, "oshrun: removed /dev/shm/%s, left by a PE that did not exit "
+                            "cleanly\n", e->d_name);
+    }
+    closedir(d);
 }
 
 /* Records the first reason the job failed; later ones are consequences. */
@@ -975,6 +1028,7 @@ static int run_local(const struct options *o)
         signal_pes(job, SIGKILL, true);
     }
     code = supervise(job, o->timeout_s);
+    remove_pe_shm(job);
 finalize_server:
     PMIx_server_finalize();
     remove_tmpdir(job);

@@ -52,7 +52,11 @@
       "Testing: where the PCIe probe reads sysfs (a fixture tree instead of /sys)")      \
     X(cpu_device_heap, "USHMEM_CPU_DEVICE_HEAP", BOOL, "0",                           \
       "Testing: the cpu backend reports its heap as device memory that the CPU must not " \
-      "touch, so that the staging and device-memory checks run without a GPU")
+      "touch, so that the staging and device-memory checks run without a GPU")         \
+    X(cpu_pci_bdfs, "USHMEM_CPU_PCI_BDFS", STRING, "",                                \
+      "Testing: comma-separated PCI addresses, one per local rank, that the cpu backend " \
+      "reports as its device's; two PEs with addresses are linked by PCIe (one device " \
+      "when the addresses are equal), so the PCIe AtomicOps probe runs on USHMEM_SYSFS_ROOT")
 
 
 enum ushmemi_var_type { USHMEMI_VAR_SIZE, USHMEMI_VAR_BOOL, USHMEMI_VAR_INT, USHMEMI_VAR_STRING };

@@ -1,7 +1,9 @@
 /* The cpu device backend: the symmetric heap is host memory in a memfd mapped
  * MAP_SHARED, so that local peers map the same pages through the exported fd.
  * It owns the list of ranges it handed out, which is what pointer_query
- * answers from. */
+ * answers from. For tests it can pose as a PCIe device (USHMEM_CPU_PCI_BDFS),
+ * so that the PCIe AtomicOps probe and the routes built on it run without a
+ * GPU. */
 #include "device.h"
 
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +104,53 @@ static void read_identity(struct ushmemi_device_id *id)
     id->node_hash = fnv1a(hash, host);
 }
 
+/* "DDDD:BB:DD.F", with 4 to 7 domain digits so that it fits pci_bdf. */
+static bool is_pci_address(const char *s, size_t n)
+{
+    size_t d = 0;
+    while (d < n && hex_value(s[d]) >= 0)
+        d++;
+    if (d < 4 || d > 7 || n != d + 8 || s[d] != ':' || s[d + 3] != ':' || s[d + 6] != '.')
+        return false;
+    for (size_t i = d + 1; i < d + 6; i += 3)
+        if (hex_value(s[i]) < 0 || hex_value(s[i + 1]) < 0)
+            return false;
+    /* Device numbers stop at 0x1f, functions at 7. */
+    return hex_value(s[d + 4]) <= 1 && s[d + 7] >= '0' && s[d + 7] <= '7';
+}
+
+/* Testing: USHMEM_CPU_PCI_BDFS gives each local rank a PCI address, as a GPU
+ * backend would report its device's. Every item is checked, so that a typo
+ * is reported whatever the job's size; ranks past the list get none. */
+static ushmem_status_t pose_as_pci(int local_rank, char *bdf_p, size_t len)
+{
+    const char *list = ushmemi_settings.cpu_pci_bdfs;
+    if (list == NULL || list[0] == '\0')
+        return USHMEM_OK;
+    const char *mine = NULL;
+    size_t mine_len = 0;
+    int rank = 0;
+    for (const char *p = list;; rank++) {
+        size_t n = strcspn(p, ",");
+        if (!is_pci_address(p, n) || n >= len) {
+            ushmemi_error("cpu backend: USHMEM_CPU_PCI_BDFS='%s': item %d ('%.*s') is not a PCI "
+                          "address such as 0000:3b:00.0",
+                          list, rank, (int)n, p);
+            return USHMEM_ERR_INVALID_VALUE;
+        }
+        if (rank == local_rank) {
+            mine = p;
+            mine_len = n;
+        }
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    if (mine != NULL)
+        snprintf(bdf_p, len, "%.*s", (int)mine_len, mine);
+    return USHMEM_OK;
+}
+
 static ushmem_status_t add_region(struct ushmemi_device *dev, void *base, size_t size,
                                   enum region_kind kind, int fd)
 {
@@ -152,8 +202,13 @@ static ushmem_status_t cpu_open(int local_rank, int local_size, struct ushmemi_d
         return USHMEM_ERR_NO_MEMORY;
     }
     dev->local_rank = local_rank;
-    pthread_mutex_init(&dev->lock, NULL);
     read_identity(&dev->id);
+    ushmem_status_t status = pose_as_pci(local_rank, dev->id.pci_bdf, sizeof(dev->id.pci_bdf));
+    if (status != USHMEM_OK) {
+        free(dev);
+        return status;
+    }
+    pthread_mutex_init(&dev->lock, NULL);
     *dev_p = dev;
     return USHMEM_OK;
 }
@@ -433,6 +488,14 @@ static ushmem_status_t cpu_p2p_probe(struct ushmemi_device *dev, const struct us
     caps_p->native_atomics = same_node;
     caps_p->same_device = false;
     caps_p->link = same_node ? USHMEMI_LINK_HOST_MEMORY : USHMEMI_LINK_NONE;
+    /* Posing as PCIe devices (USHMEM_CPU_PCI_BDFS): the pair is linked by PCIe,
+     * so the AtomicOps probe decides the atomics, and one address shared by
+     * two PEs is one device. */
+    if (same_node && dev->id.pci_bdf[0] != '\0' && peer->pci_bdf[0] != '\0') {
+        caps_p->same_device =
+            strncasecmp(dev->id.pci_bdf, peer->pci_bdf, sizeof(peer->pci_bdf)) == 0;
+        caps_p->link = caps_p->same_device ? USHMEMI_LINK_SAME_DEVICE : USHMEMI_LINK_PCIE;
+    }
     return USHMEM_OK;
 }
 

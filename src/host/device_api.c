@@ -126,10 +126,17 @@ static ushmem_status_t choose_transports(bool force_proxy, struct ushmemi_proxy_
             fabric |= route_is_fabric(peer->route[cls]);
             proxied |= !dp->direct[cls];
         }
-        pp[pe] = (struct ushmemi_proxy_peer){NULL, NULL};
+        pp[pe] = (struct ushmemi_proxy_peer){NULL, NULL, USHMEMI_PROXY_DEVMEM_REFUSE};
         if (fabric && ushmemi_g.fabric_ops != NULL) {
             pp[pe].ops = ushmemi_g.fabric_ops;
             pp[pe].transport = ushmemi_g.fabric;
+            /* Device-memory buffers: the fabric takes them itself when it
+             * registered the heap as device memory (FI_HMEM); with staging,
+             * the proxy bounces them through host memory. */
+            if (ushmemi_g.heap_is_device)
+                pp[pe].device_memory = ushmemi_settings.fabric_staging
+                                           ? USHMEMI_PROXY_DEVMEM_STAGE
+                                           : USHMEMI_PROXY_DEVMEM_PASS;
         } else if (peer->base != NULL && ushmemi_g.heap_host_accessible) {
             if (dev_api.ipc == NULL) {
                 status = create_ipc();

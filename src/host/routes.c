@@ -59,17 +59,31 @@ static ushmem_status_t pair_facts(const struct route_card *mine, const struct ro
         caps.p2p_atomics = p2p.native_atomics;
         caps.link_is_pcie = p2p.link == USHMEMI_LINK_PCIE;
     }
-    if (caps.link_is_pcie && mine->id.pci_bdf[0] != '\0' && peer->id.pci_bdf[0] != '\0') {
-        struct ushmemi_pcie_atomics pcie;
-        if (ushmemi_pcie_atomics_path(ushmemi_settings.sysfs_root, mine->id.pci_bdf,
-                                      peer->id.pci_bdf, &pcie) == USHMEM_OK) {
-            caps.pcie_atomics = pcie.ok;
-            ushmemi_debug("PCIe AtomicOps %s -> %s: %s", mine->id.pci_bdf, peer->id.pci_bdf,
-                          pcie.why);
-        }
-    }
     *caps_p = caps;
     return USHMEM_OK;
+}
+
+/* AtomicOps along the PCIe path between the two devices, read from sysfs
+ * (USHMEM_SYSFS_ROOT), when the (possibly overridden) link is PCIe and an
+ * override does not fix the answer itself. */
+static void pcie_facts(const struct route_card *mine, const struct route_card *peer,
+                       struct ushmemi_pair_caps *caps, char *why, size_t why_size)
+{
+    const char *sim = ushmemi_settings.sim_caps;
+    if (!caps->link_is_pcie || mine->id.pci_bdf[0] == '\0' || peer->id.pci_bdf[0] == '\0' ||
+        (sim != NULL && strstr(sim, "pcie_atomics") != NULL))
+        return;
+    struct ushmemi_pcie_atomics pcie;
+    if (ushmemi_pcie_atomics_path(ushmemi_settings.sysfs_root, mine->id.pci_bdf,
+                                  peer->id.pci_bdf, &pcie) != USHMEM_OK)
+        return;
+    caps->pcie_atomics = pcie.ok;
+    snprintf(why, why_size, "%s", pcie.why);
+    if (pcie.ok != USHMEMI_YES)
+        ushmemi_info("PCIe AtomicOps %s -> %s: %s", mine->id.pci_bdf, peer->id.pci_bdf, pcie.why);
+    else
+        ushmemi_debug("PCIe AtomicOps %s -> %s: %s", mine->id.pci_bdf, peer->id.pci_bdf,
+                      pcie.why);
 }
 
 static bool is_fabric(enum ushmemi_route route)
@@ -161,7 +175,8 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
     struct ushmemi_pair_caps *caps = calloc((size_t)n, sizeof(*caps));
     struct ushmemi_route_plan *plans = calloc((size_t)n, sizeof(*plans));
     uint8_t *need = calloc((size_t)n, 1);
-    if (cards == NULL || caps == NULL || plans == NULL || need == NULL) {
+    char (*pcie_why)[256] = calloc((size_t)n, sizeof(*pcie_why));
+    if (cards == NULL || caps == NULL || plans == NULL || need == NULL || pcie_why == NULL) {
         ushmemi_error("shmem_init: out of memory for the route table of %d PEs", n);
         goto free_tables;
     }
@@ -183,6 +198,8 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
         status = pair_facts(&cards[me], &cards[pe], &caps[pe]);
         if (status == USHMEM_OK)
             status = ushmemi_sim_caps_apply(ushmemi_settings.sim_caps, &caps[pe]);
+        if (status == USHMEM_OK && pe != me)
+            pcie_facts(&cards[me], &cards[pe], &caps[pe], pcie_why[pe], sizeof(pcie_why[pe]));
         if (status != USHMEM_OK || pe == me)
             continue;
         struct ushmemi_pair_caps assumed = caps[pe];
@@ -215,12 +232,15 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
                           "see above); set USHMEM_FABRIC_STAGING=1 to carry RMA through host "
                           "bounce buffers, or use a libfabric with GPU-RMA for this device",
                           me, ushmemi_g.dev_ops->name);
-            goto free_tables;
-        }
-        if (status != USHMEM_OK) {
+        } else if (status != USHMEM_OK) {
             ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric "
                           "(USHMEM_IPC=0, another node, or no GPU peer access), and the fabric "
                           "could not be opened (see above)", me);
+        }
+        if (status != USHMEM_OK) {
+            /* Every PE fails here together (the fabric's setup is collective);
+             * meeting once more lets each one print before the job ends. */
+            oob->barrier(oob->ctx);
             goto free_tables;
         }
     }
@@ -246,6 +266,9 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
             ushmemi_warn("%s", plans[pe].warning);
         if (plans[pe].error[0] != '\0') {
             ushmemi_error("shmem_init: %s", plans[pe].error);
+            /* How the PCIe probe decided: the device and bit, or why unknown. */
+            if (pcie_why[pe][0] != '\0')
+                ushmemi_error("shmem_init: PE %d -> PE %d: PCIe probe: %s", me, pe, pcie_why[pe]);
             failures++;
         }
     }
@@ -286,6 +309,7 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
     status = USHMEM_OK;
 
 free_tables:
+    free(pcie_why);
     free(need);
     free(plans);
     free(caps);

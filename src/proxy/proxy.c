@@ -34,6 +34,9 @@
 #define IDLE_SLEEP_MIN_NS 50000L
 #define IDLE_SLEEP_MAX_NS 1000000L
 
+/* Staged requests move at most this much per copy. */
+#define PROXY_STAGE_SIZE ((size_t)1 << 20)
+
 struct transport_ref {
     const struct ushmemi_transport_ops *ops;
     struct ushmemi_transport *t;
@@ -47,6 +50,8 @@ struct ushmemi_proxy {
     int my_pe;
     int npes;
     int *pe_transport; /* npes entries: index into transports, -1 for no route */
+    enum ushmemi_proxy_device_memory *pe_devmem; /* npes entries */
+    char *stage;                                 /* PROXY_STAGE_SIZE bytes, or NULL */
     struct transport_ref *transports;
     int ntransports;
     bool nbi_pending;   /* any transport's nbi_pending */
@@ -123,10 +128,10 @@ __attribute__((format(printf, 4, 5))) static void fail(struct ushmemi_proxy *p, 
     p->abort_cb(p->abort_ctx, status, msg);
 }
 
-/* The proxy may hand `addr` to a transport (which reads or writes it on the
- * CPU) only when the device backend says the CPU can touch it. */
-static bool local_ok(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
-                     uint64_t ticket, const char *what, uint64_t addr)
+/* Checks a local address: not NULL, and known to the device backend.
+ * device_p says whether it is device memory (the CPU must not touch it). */
+static bool local_check(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                        uint64_t ticket, const char *what, uint64_t addr, bool *device_p)
 {
     struct ushmemi_ptr_attr attr;
     ushmem_status_t status;
@@ -146,7 +151,8 @@ static bool local_ok(struct ushmemi_proxy *p, const struct ushmem_ring_request *
              ushmemi_status_string(status));
         return false;
     }
-    if (!attr.host_accessible) {
+    *device_p = !attr.host_accessible;
+    if (!attr.host_accessible && p->pe_devmem[req->pe] == USHMEMI_PROXY_DEVMEM_REFUSE) {
         fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
              "%s to PE %d refused: %s address 0x%" PRIx64 " is device memory (device %d) "
              "that the proxy thread cannot access (remote offset 0x%" PRIx64 ")",
@@ -155,6 +161,53 @@ static bool local_ok(struct ushmemi_proxy *p, const struct ushmem_ring_request *
         return false;
     }
     return true;
+}
+
+/* The proxy may hand `addr` to a transport only when the CPU may touch it or
+ * the transport takes device memory; staged buffers take the bounce path. */
+static bool local_ok(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                     uint64_t ticket, const char *what, uint64_t addr)
+{
+    bool device;
+    if (!local_check(p, req, ticket, what, addr, &device))
+        return false;
+    if (device && p->pe_devmem[req->pe] == USHMEMI_PROXY_DEVMEM_STAGE) {
+        char name[48];
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "%s to PE %d refused: %s address 0x%" PRIx64 " is device memory, which this "
+             "request cannot stage", op_name(req, name, sizeof(name)), req->pe, what, addr);
+        return false;
+    }
+    return true;
+}
+
+/* A put or get whose local buffer is device memory, through the host
+ * bounce buffer and the copy engine, chunk by chunk and blocking: the CPU
+ * never touches the device buffer, and neither does the transport. */
+static ushmem_status_t staged_rma(struct ushmemi_proxy *p, const struct transport_ref *tr,
+                                  const struct ushmem_ring_request *req, bool put)
+{
+    char *local = (char *)(uintptr_t)req->local;
+    ushmem_status_t status = USHMEM_OK;
+    for (uint64_t done = 0; done < req->value && status == USHMEM_OK;
+         done += PROXY_STAGE_SIZE) {
+        size_t n = req->value - done < PROXY_STAGE_SIZE ? (size_t)(req->value - done)
+                                                        : PROXY_STAGE_SIZE;
+        if (put) {
+            status = p->dev_ops->copy(p->dev, p->stage, local + done, n);
+            if (status == USHMEM_OK)
+                status = p->dev_ops->sync(p->dev);
+            if (status == USHMEM_OK)
+                status = tr->ops->put(tr->t, req->pe, req->offset + done, p->stage, n);
+        } else {
+            status = tr->ops->get(tr->t, req->pe, p->stage, req->offset + done, n);
+            if (status == USHMEM_OK)
+                status = p->dev_ops->copy(p->dev, local + done, p->stage, n);
+            if (status == USHMEM_OK)
+                status = p->dev_ops->sync(p->dev);
+        }
+    }
+    return status;
 }
 
 static size_t amo_size(uint8_t type)
@@ -253,20 +306,31 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
     }
     tr = &p->transports[p->pe_transport[req->pe]];
 
+    bool device = false;
     switch (req->op) {
     case USHMEM_RING_OP_PUT:
     case USHMEM_RING_OP_PUT_NBI:
-        if (!local_ok(p, req, ticket, "source", req->local))
+        if (!local_check(p, req, ticket, "source", req->local, &device))
             return;
         nbi = req->op == USHMEM_RING_OP_PUT_NBI;
+        if (device && p->pe_devmem[req->pe] == USHMEMI_PROXY_DEVMEM_STAGE) {
+            nbi = false; /* staged requests complete before the next one */
+            status = staged_rma(p, tr, req, true);
+            break;
+        }
         status = nbi ? tr->ops->put_nbi(tr->t, req->pe, req->offset, local, req->value)
                      : tr->ops->put(tr->t, req->pe, req->offset, local, req->value);
         break;
     case USHMEM_RING_OP_GET:
     case USHMEM_RING_OP_GET_NBI:
-        if (!local_ok(p, req, ticket, "destination", req->local))
+        if (!local_check(p, req, ticket, "destination", req->local, &device))
             return;
         nbi = req->op == USHMEM_RING_OP_GET_NBI;
+        if (device && p->pe_devmem[req->pe] == USHMEMI_PROXY_DEVMEM_STAGE) {
+            nbi = false;
+            status = staged_rma(p, tr, req, false);
+            break;
+        }
         status = nbi ? tr->ops->get_nbi(tr->t, req->pe, local, req->offset, req->value)
                      : tr->ops->get(tr->t, req->pe, local, req->offset, req->value);
         break;
@@ -407,6 +471,17 @@ static ushmem_status_t map_transports(struct ushmemi_proxy *p, const struct ushm
             p->transports[idx] = (struct transport_ref){peer->ops, peer->transport, false};
         }
         p->pe_transport[pe] = idx;
+        p->pe_devmem[pe] = peer->device_memory;
+        if (peer->device_memory == USHMEMI_PROXY_DEVMEM_STAGE && p->stage == NULL) {
+            /* Host memory the transport may take: plain malloc, as the
+             * transports register buffers they are handed when needed. */
+            p->stage = malloc(PROXY_STAGE_SIZE);
+            if (p->stage == NULL) {
+                ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate the %zu-byte "
+                              "staging buffer", p->my_pe, PROXY_STAGE_SIZE);
+                return USHMEM_ERR_NO_MEMORY;
+            }
+        }
     }
     return USHMEM_OK;
 }
@@ -441,7 +516,8 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
 
     p->pe_transport = calloc((size_t)p->npes, sizeof(*p->pe_transport));
     p->transports = calloc((size_t)p->npes, sizeof(*p->transports));
-    if (p->pe_transport == NULL || p->transports == NULL) {
+    p->pe_devmem = calloc((size_t)p->npes, sizeof(*p->pe_devmem));
+    if (p->pe_transport == NULL || p->transports == NULL || p->pe_devmem == NULL) {
         ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate the table of %d peers",
                       p->my_pe, p->npes);
         status = USHMEM_ERR_NO_MEMORY;
@@ -476,6 +552,8 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
 destroy_ring:
     ushmemi_ring_destroy(p->ring);
 free_tables:
+    free(p->stage);
+    free(p->pe_devmem);
     free(p->transports);
     free(p->pe_transport);
     free(p);
@@ -494,6 +572,8 @@ void ushmemi_proxy_stop(struct ushmemi_proxy *p)
     atomic_store_explicit(&p->stop, true, memory_order_release);
     pthread_join(p->thread, NULL);
     ushmemi_ring_destroy(p->ring);
+    free(p->stage);
+    free(p->pe_devmem);
     free(p->transports);
     free(p->pe_transport);
     free(p);

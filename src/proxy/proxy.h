@@ -45,11 +45,20 @@ void ushmemi_ring_count_error(struct ushmemi_ring *ring);
 
 struct ushmemi_proxy;
 
+/* What the proxy does with a local buffer in device memory (pointer_query
+ * says the CPU must not touch it) in a request for one PE. */
+enum ushmemi_proxy_device_memory {
+    USHMEMI_PROXY_DEVMEM_REFUSE = 0, /* the transport touches memory with the CPU */
+    USHMEMI_PROXY_DEVMEM_PASS,       /* the transport takes device memory (FI_HMEM) */
+    USHMEMI_PROXY_DEVMEM_STAGE,      /* bounce through host memory with the copy engine */
+};
+
 /* How requests for one PE are carried; ops == NULL: the PE has no proxy route
  * and a request naming it is refused. */
 struct ushmemi_proxy_peer {
     const struct ushmemi_transport_ops *ops;
     struct ushmemi_transport *transport;
+    enum ushmemi_proxy_device_memory device_memory;
 };
 
 /* Called on the proxy thread when a request fails or is refused. msg names

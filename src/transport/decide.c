@@ -66,12 +66,14 @@ static const struct blocker_text blocker_texts[] = {
                               "the device backend reports no native atomics between the two GPUs",
                               {"connect the GPUs by NVLink/Xe Link", NULL}},
     [BLOCK_PCIE_NO] = {"PCIe path without AtomicOps",
-                       "the GPUs are linked by PCIe without AtomicOps (DevCap2 completer bit "
-                       "clear, requester disabled or egress blocked on the path)",
+                       "the GPUs are linked by PCIe without AtomicOps (the config-space probe "
+                       "found a requester not enabled, a port that does not route AtomicOps, "
+                       "egress blocking or no 64-bit completer on the path)",
                        {"enable AtomicOps in the BIOS", "connect the GPUs by NVLink/Xe Link"}},
     [BLOCK_PCIE_UNVERIFIED] = {"PCIe AtomicOps unverified and USHMEM_STRICT=1",
                                "the GPUs are linked by PCIe and AtomicOps on the path could not "
-                               "be verified (config space unreadable) while USHMEM_STRICT=1",
+                               "be verified (config space unreadable or the path not visible in "
+                               "sysfs) while USHMEM_STRICT=1",
                                {"set USHMEM_STRICT=0 to trust the path",
                                 "connect the GPUs by NVLink/Xe Link"}},
 };

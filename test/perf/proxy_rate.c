@@ -222,7 +222,8 @@ int main(int argc, char **argv)
     const struct ushmemi_device_ops *dev_ops;
     struct ushmemi_device *dev;
     struct ushmemi_proxy *proxy;
-    struct ushmemi_proxy_peer peers[2] = {{&noop_ops, NULL}, {&noop_ops, NULL}};
+    struct ushmemi_proxy_peer peers[2] = {{&noop_ops, NULL, USHMEMI_PROXY_DEVMEM_REFUSE},
+                                            {&noop_ops, NULL, USHMEMI_PROXY_DEVMEM_REFUSE}};
     static const int threads[] = {1, 2, 4, 8};
     static const char *const labels[NCOLS] = {"put_nbi (Mreq/s)", "put (Mreq/s)",
                                               "fetch_add (Mreq/s)"};

@@ -61,7 +61,7 @@ static const struct decide_case cases[] = {
      {PCIE, .pcie_atomics = USHMEMI_NO, .fabric_rma = true, .fabric_atomics = true},
      {DIRECT, NONE, NONE, NONE}, NULL,
      {"PE 0 -> PE 1: atomics, signals, and synchronisation have no route",
-      "linked by PCIe without AtomicOps", "DevCap2", "no FI_ATOMIC on device memory",
+      "linked by PCIe without AtomicOps", "does not route AtomicOps", "no FI_ATOMIC on device memory",
       "enable AtomicOps in the BIOS", "connect the GPUs by NVLink/Xe Link",
       "use a fabric with GPU atomics", "or set USHMEM_FABRIC_STAGING=1"},
      {"RMA", NULL}},
@@ -194,8 +194,9 @@ START_TEST(test_example_message)
     ushmemi_route_decide(0, 1, &caps, &plan);
     ck_assert_str_eq(plan.error,
                      "PE 0 -> PE 1: atomics, signals, and synchronisation have no route: the GPUs "
-                     "are linked by PCIe without AtomicOps (DevCap2 completer bit clear, requester "
-                     "disabled or egress blocked on the path), and the fabric offers no FI_ATOMIC "
+                     "are linked by PCIe without AtomicOps (the config-space probe found a "
+                     "requester not enabled, a port that does not route AtomicOps, egress blocking "
+                     "or no 64-bit completer on the path), and the fabric offers no FI_ATOMIC "
                      "on device memory; enable AtomicOps in the BIOS, connect the GPUs by "
                      "NVLink/Xe Link, use a fabric with GPU atomics, or set "
                      "USHMEM_FABRIC_STAGING=1");

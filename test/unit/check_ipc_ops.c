@@ -261,7 +261,7 @@ START_TEST(proxy_carries_requests)
     const struct ushmemi_device_ops *dev_ops;
     struct ushmemi_device *dev;
     struct ushmemi_proxy *proxy;
-    struct ushmemi_proxy_peer peers[2] = {{ops, t}, {ops, t}};
+    struct ushmemi_proxy_peer peers[2] = {{ops, t, USHMEMI_PROXY_DEVMEM_REFUSE}, {ops, t, USHMEMI_PROXY_DEVMEM_REFUSE}};
     struct ushmem_ring_producer prod = {0, 0};
     long src[8] = {1, 2, 3, 4, 5, 6, 7, 8}, back[8] = {0};
     uint64_t result = 0;

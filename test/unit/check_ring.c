@@ -29,6 +29,7 @@ struct call {
     uint64_t offset;
     uint64_t local;
     uint64_t len;
+    uint64_t first8; /* a put's first bytes, as the transport saw them */
     bool delivered; /* blocking calls at once; nbi ones at the next quiet */
 };
 
@@ -67,7 +68,7 @@ static struct call *record(struct ushmemi_transport *t, enum call_kind kind, int
     if (t->ring != NULL && ushmem_ring_load_acquire(&t->ring->completed) > n)
         atomic_store(&t->completed_ahead, 1);
     ck_assert_uint_lt(n, MAX_CALLS);
-    t->calls[n] = (struct call){kind, pe, offset, local, len, false};
+    t->calls[n] = (struct call){kind, pe, offset, local, len, 0, false};
     atomic_store(&t->ncalls, n + 1);
     return &t->calls[n];
 }
@@ -95,7 +96,9 @@ static ushmem_status_t mock_put(struct ushmemi_transport *t, int pe, uint64_t of
 {
     if (pe == t->fail_pe)
         return USHMEM_ERR_TRANSPORT;
-    record(t, CALL_PUT, pe, offset, (uint64_t)(uintptr_t)src, len)->delivered = true;
+    struct call *call = record(t, CALL_PUT, pe, offset, (uint64_t)(uintptr_t)src, len);
+    memcpy(&call->first8, src, len < 8 ? len : 8);
+    call->delivered = true;
     return USHMEM_OK;
 }
 
@@ -246,11 +249,12 @@ static void teardown(void)
     mock.calls = NULL;
 }
 
-static void start_proxy(const struct ushmemi_device_ops *ops, uint32_t capacity)
+static void start_proxy_devmem(const struct ushmemi_device_ops *ops, uint32_t capacity,
+                               enum ushmemi_proxy_device_memory devmem)
 {
     struct ushmemi_proxy_peer peers[NPES];
     for (int pe = 0; pe < NPES; pe++)
-        peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock};
+        peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock, devmem};
     struct ushmemi_proxy_params params = {
         .dev_ops = ops,
         .dev = dev,
@@ -264,6 +268,11 @@ static void start_proxy(const struct ushmemi_device_ops *ops, uint32_t capacity)
     ck_assert_int_eq(ushmemi_proxy_start(&params, &proxy), USHMEM_OK);
     ring = ushmemi_proxy_ring(proxy);
     mock.ring = ring;
+}
+
+static void start_proxy(const struct ushmemi_device_ops *ops, uint32_t capacity)
+{
+    start_proxy_devmem(ops, capacity, USHMEMI_PROXY_DEVMEM_REFUSE);
 }
 
 static uint64_t submit(struct ushmem_ring_producer *prod, uint8_t op, int pe, uint64_t offset,
@@ -652,6 +661,52 @@ START_TEST(transport_failure_aborts_with_pe_op_address)
 }
 END_TEST
 
+/* With staging, a device buffer goes through the proxy's host bounce with
+ * the copy engine: the transport never sees the device address, and the
+ * data arrives both ways. */
+START_TEST(device_memory_staged)
+{
+    struct ushmem_ring_producer prod = {0};
+    fake_dev_ops = ushmemi_device_cpu_ops;
+    fake_dev_ops.pointer_query = fake_pointer_query;
+    start_proxy_devmem(&fake_dev_ops, 16, USHMEMI_PROXY_DEVMEM_STAGE);
+
+    uint64_t pattern = 0x1122334455667788u;
+    memcpy(&fake_device_mem[16], &pattern, sizeof(pattern));
+    uint64_t t = submit(&prod, USHMEM_RING_OP_PUT_NBI, 2, 0x500, &fake_device_mem[16], 8);
+    ushmem_ring_quiet(ring, &prod);
+    ck_assert_uint_ge(t + 1, 1);
+    memset(&fake_device_mem[32], 0, 8);
+    t = submit(&prod, USHMEM_RING_OP_GET, 3, 0x40, &fake_device_mem[32], 8);
+    ushmem_ring_wait(ring, t);
+
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+    ck_assert_uint_eq(data_calls(), 2);
+    ck_assert_int_eq(mock.calls[0].kind, CALL_PUT); /* staged: blocking, not nbi */
+    ck_assert_uint_ne(mock.calls[0].local, (uint64_t)(uintptr_t)&fake_device_mem[16]);
+    ck_assert_uint_eq(mock.calls[0].first8, pattern);
+    ck_assert_uint_eq(mock.calls[0].offset, 0x500);
+    ck_assert_uint_ne(mock.calls[1].local, (uint64_t)(uintptr_t)&fake_device_mem[32]);
+    for (int i = 0; i < 8; i++)
+        ck_assert_uint_eq((unsigned char)fake_device_mem[32 + i], (unsigned char)(0x40 + i));
+}
+END_TEST
+
+/* A transport that takes device memory (FI_HMEM) gets the device address. */
+START_TEST(device_memory_passed)
+{
+    struct ushmem_ring_producer prod = {0};
+    fake_dev_ops = ushmemi_device_cpu_ops;
+    fake_dev_ops.pointer_query = fake_pointer_query;
+    start_proxy_devmem(&fake_dev_ops, 16, USHMEMI_PROXY_DEVMEM_PASS);
+    uint64_t t = submit(&prod, USHMEM_RING_OP_PUT, 1, 0x500, &fake_device_mem[16], 8);
+    ushmem_ring_wait(ring, t);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+    ck_assert_uint_eq(data_calls(), 1);
+    ck_assert_uint_eq(mock.calls[0].local, (uint64_t)(uintptr_t)&fake_device_mem[16]);
+}
+END_TEST
+
 START_TEST(device_memory_refused)
 {
     struct ushmem_ring_producer prod = {0};
@@ -768,6 +823,8 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, fence_orders_nonblocking);
     tcase_add_test(tc, transport_failure_aborts_with_pe_op_address);
     tcase_add_test(tc, device_memory_refused);
+    tcase_add_test(tc, device_memory_staged);
+    tcase_add_test(tc, device_memory_passed);
     tcase_add_test(tc, stop_drains_requests_in_flight);
     tcase_add_test(tc, idle_proxy_backs_off);
     suite_add_tcase(s, tc);
