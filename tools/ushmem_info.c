@@ -53,16 +53,19 @@ static int print_topology(void)
     fclose(f);
 
     long *lens = shmem_malloc(2 * sizeof(long));
-    lens[0] = (long)len + 1;
+    /* The heap may be device memory: only RMA calls touch it. */
+    long mine = (long)len + 1, most = 0;
+    shmem_putmem(&lens[0], &mine, sizeof(mine), me);
     shmem_long_max_reduce(SHMEM_TEAM_WORLD, &lens[1], &lens[0], 1);
-    size_t slot = (size_t)lens[1];
+    shmem_getmem(&most, &lens[1], sizeof(most), me);
+    size_t slot = (size_t)most;
     char *part = shmem_malloc(slot);
     char *copy = malloc(slot);
     if (part == NULL || copy == NULL) {
         fprintf(stderr, "ushmem_info: no room for %zu bytes of topology text\n", slot);
         shmem_global_exit(1);
     }
-    memcpy(part, text, len + 1);
+    shmem_putmem(part, text, len + 1, me);
     shmem_barrier_all();
     if (me == 0) {
         printf("Topology of %d PEs (routes per operation class; facts as the route decision saw "

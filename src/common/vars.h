@@ -22,7 +22,8 @@
     X(log_level, "USHMEM_LOG_LEVEL", STRING, "warn",                                  \
       "Log level: error, warn, info, debug or trace")                                 \
     X(backend, "USHMEM_BACKEND", STRING, "auto",                                      \
-      "Device backend for the symmetric heap: auto or cpu")                           \
+      "Device backend for the symmetric heap: auto (a GPU if one answers, else cpu), " \
+      "cuda or cpu")                                                                  \
     X(fd_passing, "USHMEM_FD_PASSING", STRING, "auto",                                \
       "How heap file descriptors move between local PEs: auto (pidfd, then socket), " \
       "pidfd (pidfd_getfd only) or socket (SCM_RIGHTS over an abstract Unix socket)") \

@@ -19,6 +19,7 @@
 
 #include "../common/log.h"
 #include "../common/vars.h"
+#include "node_id.h"
 
 enum region_kind { REGION_HEAP, REGION_HOST, REGION_IMPORT, REGION_STATIC };
 
@@ -43,16 +44,6 @@ static size_t page_round(size_t size)
     return (size + page - 1) / page * page;
 }
 
-/* FNV-1a: stable across processes and builds, which node_hash must be. */
-static uint64_t fnv1a(uint64_t hash, const char *text)
-{
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        hash ^= *p;
-        hash *= 0x100000001b3ULL;
-    }
-    return hash;
-}
-
 static int hex_value(char c)
 {
     if (c >= '0' && c <= '9')
@@ -66,23 +57,12 @@ static int hex_value(char c)
 
 static void read_identity(struct ushmemi_device_id *id)
 {
-    char boot_id[64] = "";
-    char host[256] = "";
+    char boot_id[64];
 
     memset(id, 0, sizeof(*id));
     strcpy(id->backend, "cpu");
 
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (f != NULL) {
-        if (fgets(boot_id, sizeof(boot_id), f) == NULL)
-            boot_id[0] = '\0';
-        fclose(f);
-        boot_id[strcspn(boot_id, "\n")] = '\0';
-    }
-    if (boot_id[0] == '\0')
-        ushmemi_debug("cpu backend: /proc/sys/kernel/random/boot_id unreadable; "
-                      "node identity rests on the host name alone");
-
+    ushmemi_node_boot_id(boot_id, sizeof(boot_id));
     size_t nbytes = 0;
     for (const char *p = boot_id; *p && nbytes < sizeof(id->uuid); p++) {
         if (*p == '-')
@@ -94,14 +74,7 @@ static void read_identity(struct ushmemi_device_id *id)
         id->uuid[nbytes++] = (uint8_t)(hi << 4 | lo);
         p++;
     }
-
-    if (gethostname(host, sizeof(host) - 1) != 0)
-        host[0] = '\0';
-    /* The boot id alone is shared by containers of one kernel that may not
-     * see each other's processes; the host name tells them apart. */
-    uint64_t hash = fnv1a(0xcbf29ce484222325ULL, boot_id);
-    hash = fnv1a(hash, "/");
-    id->node_hash = fnv1a(hash, host);
+    id->node_hash = ushmemi_node_hash();
 }
 
 /* "DDDD:BB:DD.F", with 4 to 7 domain digits so that it fits pci_bdf. */
@@ -473,6 +446,7 @@ static ushmem_status_t cpu_pointer_query(struct ushmemi_device *dev, const void 
     attr_p->kind = kind;
     attr_p->host_accessible = kind != USHMEMI_MEM_DEVICE;
     attr_p->device_ordinal = kind == USHMEMI_MEM_DEVICE ? 0 : -1;
+    attr_p->host_backed = true; /* whatever it poses as */
     return USHMEM_OK;
 }
 

@@ -41,6 +41,10 @@ struct ushmemi_ptr_attr {
     enum ushmemi_mem_kind kind;
     bool host_accessible; /* the CPU may load and store it */
     int device_ordinal;   /* -1 when not device memory */
+    /* Host RAM underneath, so a NIC without FI_HMEM could read and write it:
+     * true for host memory, and for the cpu backend's heap when it poses as
+     * device memory; false for real GPU memory. */
+    bool host_backed;
 };
 
 enum ushmemi_link_kind {

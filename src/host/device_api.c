@@ -48,9 +48,14 @@ static ushmem_status_t check_settings(bool *force_proxy_p)
     return USHMEM_OK;
 }
 
+/* Host-sync (two PEs on one device) still reaches the peer's words through
+ * the mapping: the memory is this very device's, so its atomics are native.
+ * Only the host changes how it waits; the proxy has nothing to add, and with
+ * a device heap it could not copy anyway. */
 static bool route_is_direct(enum ushmemi_route route)
 {
-    return route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF;
+    return route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF ||
+           route == USHMEMI_ROUTE_HOST_SYNC;
 }
 
 static bool route_is_fabric(enum ushmemi_route route)

@@ -144,6 +144,7 @@ static void do_init(int requested)
         init_failed("pointer query of the heap failed", status);
     ushmemi_g.heap_host_accessible = attr.host_accessible;
     ushmemi_g.heap_is_device = attr.kind == USHMEMI_MEM_DEVICE;
+    ushmemi_g.heap_host_backed = attr.host_backed;
 
     ushmemi_g.peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*ushmemi_g.peers));
     if (ushmemi_g.peers == NULL)

@@ -43,6 +43,7 @@ struct ushmemi_state {
     size_t heap_size;
     bool heap_host_accessible;         /* pointer_query said the CPU may touch it */
     bool heap_is_device;               /* pointer_query said device memory */
+    bool heap_host_backed;             /* host RAM underneath (a NIC can reach it without FI_HMEM) */
     struct ushmemi_reserved *reserved; /* == heap_base */
     struct ushmemi_peer *peers;        /* n_pes entries */
 

@@ -58,6 +58,7 @@ static ushmem_status_t pair_facts(const struct route_card *mine, const struct ro
         caps.p2p_access = p2p.access;
         caps.p2p_atomics = p2p.native_atomics;
         caps.link_is_pcie = p2p.link == USHMEMI_LINK_PCIE;
+        caps.link = p2p.link;
     }
     *caps_p = caps;
     return USHMEM_OK;
@@ -79,11 +80,32 @@ static void pcie_facts(const struct route_card *mine, const struct route_card *p
         return;
     caps->pcie_atomics = pcie.ok;
     snprintf(why, why_size, "%s", pcie.why);
+    caps->pcie_why = why;
     if (pcie.ok != USHMEMI_YES)
         ushmemi_info("PCIe AtomicOps %s -> %s: %s", mine->id.pci_bdf, peer->id.pci_bdf, pcie.why);
     else
         ushmemi_debug("PCIe AtomicOps %s -> %s: %s", mine->id.pci_bdf, peer->id.pci_bdf,
                       pcie.why);
+}
+
+/* Staging bounces this PE's own buffers through host memory; a peer's put
+ * or atomic still lands in this PE's heap through the provider, which can do
+ * that only when host RAM is underneath (the cpu backend posing as a
+ * device). On real device memory that would be a provider's CPU store into
+ * GPU memory, so init refuses instead. */
+static bool staging_cannot_land(void)
+{
+    if (!ushmemi_settings.fabric_staging || !ushmemi_g.heap_is_device ||
+        ushmemi_g.heap_host_backed)
+        return false;
+    ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric and "
+                  "USHMEM_FABRIC_STAGING=1 is set, but staging bounces only this PE's own "
+                  "buffers: peers' puts and atomics would land in this PE's heap, which is %s "
+                  "device memory that a fabric without GPU-RMA cannot write; use a libfabric "
+                  "with GPU-RMA (FI_HMEM) for this device, or keep the peers on one node with "
+                  "peer access (USHMEM_IPC=1)",
+                  ushmemi_g.my_pe, ushmemi_g.dev_ops->name);
+    return true;
 }
 
 static bool is_fabric(enum ushmemi_route route)
@@ -222,6 +244,12 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
         need_fabric |= need[pe];
 
     /* Step 3: the fabric, then the real decision. */
+    if (need_fabric && staging_cannot_land()) {
+        /* Collective like the fabric's open, which every PE skips here. */
+        status = USHMEM_ERR_NO_ROUTE;
+        oob->barrier(oob->ctx);
+        goto free_tables;
+    }
     if (need_fabric) {
         status = open_fabric(oob);
         if (status == USHMEM_ERR_UNSUPPORTED && ushmemi_g.heap_is_device &&
@@ -229,9 +257,11 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
             ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric, the "
                           "symmetric heap is %s device memory, and the fabric cannot take device "
                           "memory (no FI_HMEM provider, or registering the device heap failed: "
-                          "see above); set USHMEM_FABRIC_STAGING=1 to carry RMA through host "
-                          "bounce buffers, or use a libfabric with GPU-RMA for this device",
-                          me, ushmemi_g.dev_ops->name);
+                          "see above); %suse a libfabric with GPU-RMA for this device",
+                          me, ushmemi_g.dev_ops->name,
+                          ushmemi_g.heap_host_backed ? "set USHMEM_FABRIC_STAGING=1 to carry RMA "
+                                                       "through host bounce buffers, or "
+                                                       : "");
         } else if (status != USHMEM_OK) {
             ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric "
                           "(USHMEM_IPC=0, another node, or no GPU peer access), and the fabric "
@@ -249,6 +279,8 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
         caps[pe].fabric_rma = ushmemi_g.fabric != NULL;
         caps[pe].fabric_atomics = ushmemi_g.fabric != NULL &&
                                   ushmemi_g.fabric_ops->can_atomic(ushmemi_g.fabric, pe, &why_not);
+        caps[pe].fabric_atomics_why =
+            ushmemi_g.fabric != NULL && !caps[pe].fabric_atomics ? why_not : NULL;
         /* The heap registered as device memory, when it is device memory. */
         caps[pe].fabric_hmem = caps[pe].fabric_rma && ushmemi_g.heap_is_device &&
                                !ushmemi_settings.fabric_staging;

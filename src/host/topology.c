@@ -68,12 +68,12 @@ void ushmemi_topology_write(FILE *out)
         if (ushmemi_g.pair_caps != NULL) {
             const struct ushmemi_pair_caps *c = &ushmemi_g.pair_caps[pe];
             fprintf(out,
-                    "  PE %d -> PE %d: same_node=%s same_device=%s p2p_access=%s "
+                    "  PE %d -> PE %d: same_node=%s same_device=%s link=%s p2p_access=%s "
                     "p2p_atomics=%s link_is_pcie=%s pcie_atomics=%s fabric_rma=%s "
                     "fabric_atomics=%s fabric_hmem=%s heap_is_device=%s ipc_enabled=%s "
                     "staging_allowed=%s strict=%s; heap %s\n",
                     me, pe, yes_no(c->same_node), yes_no(c->same_device),
-                    yes_no(c->p2p_access), yes_no(c->p2p_atomics), yes_no(c->link_is_pcie),
+                    ushmemi_link_name(c->link), yes_no(c->p2p_access), yes_no(c->p2p_atomics), yes_no(c->link_is_pcie),
                     c->link_is_pcie ? tristate(c->pcie_atomics) : "n/a", yes_no(c->fabric_rma),
                     yes_no(c->fabric_atomics), yes_no(c->fabric_hmem),
                     yes_no(c->heap_is_device), yes_no(c->ipc_enabled),

@@ -109,6 +109,10 @@ void ushmemi_poll_pause(unsigned *spins)
      * time, not a count: yields return at once when nobody else runs. */
     static _Thread_local int64_t yield_start;
     unsigned n = ++*spins;
+    /* What this PE waits for may be a peer's put or atomic over the fabric,
+     * which a provider with manual progress lands only when called. */
+    if (ushmemi_g.fabric != NULL)
+        ushmemi_g.fabric_ops->progress(ushmemi_g.fabric);
     if (n < 128) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();

@@ -210,6 +210,9 @@ static void write_error(int me, int peer, const struct ushmemi_pair_caps *caps,
         needs[nmissing++] = hmem_short ? "GPU atomics" : "FI_ATOMIC";
     }
     text_join(&t, missing, nmissing, "and");
+    /* The provider's own account: which provider, and where others are listed. */
+    if (amo_fail && !caps->fabric_atomics && caps->fabric_atomics_why != NULL)
+        text_add(&t, " (%s)", caps->fabric_atomics_why);
 
     const char *remedies[5];
     int nremedies = 0;
@@ -265,20 +268,23 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
     else
         cls[USHMEMI_CLASS_SYNC] = cls[USHMEMI_CLASS_AMO];
 
+    /* The probe's own words say why: unreadable config space, or a device
+     * that sysfs does not show. */
+    const char *probe = caps->pcie_why != NULL ? caps->pcie_why : "";
     bool pcie_unknown = !caps->same_device && caps->link_is_pcie && caps->p2p_atomics &&
                         caps->pcie_atomics == USHMEMI_UNKNOWN && rma_block == BLOCK_NONE;
     if (pcie_unknown && amo_block == BLOCK_NONE)
         snprintf(plan_p->warning, sizeof(plan_p->warning),
-                 "PE %d -> PE %d: could not verify AtomicOps on the PCIe path (config space "
-                 "unreadable); GPU atomics are used because USHMEM_STRICT=0, and they are not "
-                 "atomic if the path lacks AtomicOps",
-                 me, peer);
+                 "PE %d -> PE %d: could not verify AtomicOps on the PCIe path%s%s%s; GPU atomics "
+                 "are used because USHMEM_STRICT=0, and they are not atomic if the path lacks "
+                 "AtomicOps",
+                 me, peer, probe[0] ? " (" : "", probe, probe[0] ? ")" : "");
     else if (pcie_unknown && cls[USHMEMI_CLASS_AMO].route != USHMEMI_ROUTE_NONE)
         snprintf(plan_p->warning, sizeof(plan_p->warning),
-                 "PE %d -> PE %d: could not verify AtomicOps on the PCIe path (config space "
-                 "unreadable), so atomics go through the proxy; set USHMEM_STRICT=0 to use GPU "
-                 "atomics if the path is known to support them",
-                 me, peer);
+                 "PE %d -> PE %d: could not verify AtomicOps on the PCIe path%s%s%s, so atomics go "
+                 "through the proxy; set USHMEM_STRICT=0 to use GPU atomics if the path is known "
+                 "to support them",
+                 me, peer, probe[0] ? " (" : "", probe, probe[0] ? ")" : "");
 
     for (int c = 0; c < USHMEMI_CLASS_COUNT; c++) {
         if (cls[c].route == USHMEMI_ROUTE_NONE) {

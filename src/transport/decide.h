@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "../common/status.h"
+#include "../device/device.h"
 #include "../device/pcie.h"
 #include "transport.h"
 
@@ -20,8 +21,11 @@ struct ushmemi_pair_caps {
     bool p2p_atomics;     /* device backend: native atomics on the peer's memory */
     enum ushmemi_tristate pcie_atomics; /* AtomicOps along the PCIe path; only read when link_is_pcie */
     bool link_is_pcie;
+    enum ushmemi_link_kind link; /* as the backend named it; only link_is_pcie decides */
+    const char *pcie_why; /* the PCIe probe's finding (device and bit, or why unknown), or NULL */
     bool fabric_rma;      /* libfabric: FI_RMA */
     bool fabric_atomics;  /* libfabric: FI_ATOMIC */
+    const char *fabric_atomics_why; /* the transport's reason when !fabric_atomics, or NULL */
     bool fabric_hmem;     /* libfabric: a device buffer of this heap registered (FI_HMEM) */
     bool heap_is_device;  /* the symmetric heap is device memory */
     bool ipc_enabled;     /* USHMEM_IPC */
@@ -36,8 +40,8 @@ struct ushmemi_route_choice {
 
 struct ushmemi_route_plan {
     struct ushmemi_route_choice cls[USHMEMI_CLASS_COUNT];
-    char error[512];   /* one sentence; empty when every class has a route */
-    char warning[512]; /* one sentence; empty when nothing deserves a warning */
+    char error[768];   /* one sentence; empty when every class has a route */
+    char warning[768]; /* one sentence; empty when nothing deserves a warning */
 };
 
 /* Fills plan_p for the pair (me, peer). Never fails and never logs: the

@@ -107,6 +107,19 @@ static ushmem_status_t choose_provider(struct ushmemi_transport *t, bool hmem)
     return ushmemi_ofi_status(rc);
 }
 
+/* libfabric loads only the providers FI_PROVIDER names, so the ones that do
+ * carry atomics cannot be listed from here; say where the list comes from. */
+static void note_provider_filter(struct ushmemi_transport *t)
+{
+    const char *filter = provider_filter();
+    size_t used = strlen(t->no_atomic_why);
+    if (t->have_atomics || filter == NULL || used == 0)
+        return;
+    snprintf(t->no_atomic_why + used, sizeof(t->no_atomic_why) - used,
+             "; FI_PROVIDER=%s hides the others, and `fi_info -c FI_ATOMIC` lists those with "
+             "atomics", filter);
+}
+
 static ushmem_status_t failed(const struct ushmemi_transport *t, const char *call, int rc)
 {
     ushmemi_error("ofi init on PE %d: %s with provider %s failed: %s", t->rank, call,
@@ -222,7 +235,8 @@ static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
     cq_attr.size = info->tx_attr->size > 0 ? info->tx_attr->size : 1024;
     /* No wait object: in libfabric 1.17, fi_cq_sread spins forever on shm
      * (FI_WAIT_UNSPEC ignores the timeout) and stalls udp's retransmissions
-     * (FI_WAIT_FD), so the progress thread polls instead. */
+     * (FI_WAIT_FD), and on tcp;ofi_rxm an fd wait measured no faster than
+     * the naps below, so the progress thread polls. */
     cq_attr.wait_obj = FI_WAIT_NONE;
     rc = fi_cq_open(t->domain, &cq_attr, &t->cq, NULL);
     if (rc != 0)
@@ -442,6 +456,7 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
     if (status != USHMEM_OK)
         goto release_transport;
     ushmemi_ofi_atomic_probe(t);
+    note_provider_filter(t);
 
     if (t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL) {
         int err = pthread_create(&t->progress_thread, NULL, ushmemi_ofi_progress_main, t);
@@ -492,6 +507,13 @@ static int ofi_can_atomic(struct ushmemi_transport *t, int pe, const char **why_
     return 1;
 }
 
+static int ofi_progress(struct ushmemi_transport *t)
+{
+    if (t->info->domain_attr->data_progress != FI_PROGRESS_MANUAL)
+        return 0;
+    return ushmemi_ofi_progress(t);
+}
+
 const struct ushmemi_transport_ops ushmemi_transport_ofi_ops = {
     .size = sizeof(struct ushmemi_transport_ops),
     .name = "ofi",
@@ -505,4 +527,5 @@ const struct ushmemi_transport_ops ushmemi_transport_ofi_ops = {
     .atomic = ushmemi_ofi_atomic,
     .fence = ushmemi_ofi_fence,
     .quiet = ushmemi_ofi_quiet,
+    .progress = ofi_progress,
 };

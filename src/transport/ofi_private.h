@@ -128,7 +128,7 @@ struct ushmemi_transport {
 
     bool have_atomics;
     bool amo_valid[OFI_AMO_OPS][OFI_AMO_TYPES];
-    char no_atomic_why[192];
+    char no_atomic_why[320];
     pthread_mutex_t amo_lock;
 
     pthread_mutex_t slot_lock;

@@ -145,7 +145,9 @@ void *ushmemi_ofi_progress_main(void *arg)
      * get leaves no completion here, so the thread cannot tell a busy target
      * from an idle one: it naps a short, fixed time (with a tight timer
      * slack, so that the nap is what is asked) and polls with sched_yield
-     * only after completions of its own. */
+     * only after completions of its own. A PE waiting for a peer's write
+     * calls in itself (the transport's progress op, from the host's wait
+     * loops), which is what makes barriers and waits over the fabric fast. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
         if (ushmemi_ofi_progress(t) > 0) {

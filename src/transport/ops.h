@@ -104,6 +104,12 @@ struct ushmemi_transport_ops {
     ushmem_status_t (*fence)(struct ushmemi_transport *t);
     /* Completes every outstanding operation of this PE. */
     ushmem_status_t (*quiet)(struct ushmemi_transport *t);
+    /* Moves data once, for a caller that waits for a peer's write through this
+     * transport: providers with manual progress deliver a peer's put into
+     * this PE's memory only while someone here calls in, and a waiting PE
+     * calling in is faster than waking a napping progress thread. Returns
+     * the completions it handled; 0 where progress is automatic. */
+    int (*progress)(struct ushmemi_transport *t);
 };
 
 #endif

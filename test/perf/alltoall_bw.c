@@ -4,6 +4,7 @@
  * itself included); bandwidth is the bytes all PEs send per second (npes *
  * Size / time, 10^6 bytes per second), latency the time of one call on PE 0. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <shmem.h>
 
@@ -42,8 +43,11 @@ static int setup(void *ctx, const struct bench_opts *opts)
     l->psync = bench_malloc(2 * SHMEM_ALLTOALL_SYNC_SIZE * sizeof(long));
     if (l->src == NULL || l->dst == NULL || l->psync == NULL)
         return 1;
+    /* The heap may be device memory: written through a put to this PE. */
+    long sync[2 * SHMEM_ALLTOALL_SYNC_SIZE];
     for (int i = 0; i < 2 * SHMEM_ALLTOALL_SYNC_SIZE; i++)
-        l->psync[i] = SHMEM_SYNC_VALUE;
+        sync[i] = SHMEM_SYNC_VALUE;
+    shmem_putmem(l->psync, sync, sizeof(sync), shmem_my_pe());
     return 0;
 }
 
@@ -56,12 +60,21 @@ static int measure_size(void *ctx, const struct bench_opts *opts, size_t size, d
     size_t nelems = block / sizeof(long);
     long iters = bench_iters(opts, size, 1000, (size_t)256 << 20, 10);
 
-    for (int pe = 0; pe < npes; pe++) {
-        for (size_t k = 0; k < nelems; k++) {
-            l->src[(size_t)pe * nelems + k] = element(me, pe, k, block);
-            l->dst[(size_t)pe * nelems + k] = -1;
-        }
+    size_t total = (size_t)npes * nelems;
+    long *mine = malloc((total > 0 ? total : 1) * sizeof(long));
+    if (mine == NULL) {
+        fprintf(stderr, "alltoall_bw: PE %d: out of memory for %zu elements\n", me, total);
+        return 1;
     }
+    /* Written and read through puts and gets to this PE: the heap may be
+     * device memory. */
+    for (int pe = 0; pe < npes; pe++)
+        for (size_t k = 0; k < nelems; k++)
+            mine[(size_t)pe * nelems + k] = element(me, pe, k, block);
+    shmem_putmem(l->src, mine, total * sizeof(long), me);
+    for (size_t i = 0; i < total; i++)
+        mine[i] = -1;
+    shmem_putmem(l->dst, mine, total * sizeof(long), me);
     shmem_barrier_all();
     l->nelems = nelems;
     double us = bench_time_collective(opts, alltoalls, l, &iters);
@@ -69,9 +82,11 @@ static int measure_size(void *ctx, const struct bench_opts *opts, size_t size, d
     values[0] = (double)iters * (double)npes * (double)size / us;
     values[1] = us / (double)iters;
     long wrong = 0;
+    shmem_getmem(mine, l->dst, total * sizeof(long), me);
     for (int pe = 0; pe < npes; pe++)
         for (size_t k = 0; k < nelems; k++)
-            wrong += l->dst[(size_t)pe * nelems + k] != element(pe, me, k, block);
+            wrong += mine[(size_t)pe * nelems + k] != element(pe, me, k, block);
+    free(mine);
     if (wrong != 0) {
         fprintf(stderr, "alltoall_bw: PE %d has %ld wrong elements with %zu-byte blocks\n",
                 me, wrong, block);

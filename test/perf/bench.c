@@ -208,7 +208,7 @@ double bench_time_collective(const struct bench_opts *opts, void (*body)(void *c
     /* Without the word to agree on a count, keep the first measurement. */
     if (rerun == NULL || opts->iters != 0)
         goto done;
-    *rerun = 0;
+    shmem_long_p(rerun, 0, shmem_my_pe());
     shmem_barrier_all();
     if (shmem_my_pe() == 0 && us < min_loop_us(opts)) {
         long n = calibrated(opts, iters, us);
@@ -217,8 +217,9 @@ double bench_time_collective(const struct bench_opts *opts, void (*body)(void *c
         shmem_quiet();
     }
     shmem_barrier_all();
-    if (*rerun > 0) {
-        iters = *rerun;
+    long agreed = shmem_long_g(rerun, shmem_my_pe());
+    if (agreed > 0) {
+        iters = agreed;
         t0 = bench_now_us();
         body(ctx, iters);
         us = bench_now_us() - t0;
@@ -295,20 +296,42 @@ static unsigned char pattern_byte(size_t i, unsigned seed)
     return (unsigned char)((i * 131u + seed * 7u + (i >> 8)) & 0xffu);
 }
 
+/* The symmetric heap may be device memory that the CPU must not touch (a
+ * GPU backend), so symmetric buffers are written and read only through puts
+ * and gets to this PE, outside the timed loops. */
+static unsigned char *private_copy(size_t len)
+{
+    unsigned char *p = malloc(len > 0 ? len : 1);
+    if (p == NULL) {
+        fprintf(stderr, "PE %d: out of memory for a %zu-byte private buffer\n", shmem_my_pe(),
+                len);
+        shmem_global_exit(1);
+    }
+    return p;
+}
+
 void bench_fill(void *buf, size_t len, unsigned seed)
 {
-    unsigned char *p = buf;
+    unsigned char *p = private_copy(len);
     for (size_t i = 0; i < len; i++)
         p[i] = pattern_byte(i, seed);
+    shmem_putmem(buf, p, len, shmem_my_pe());
+    free(p);
 }
 
 size_t bench_check(const void *buf, size_t len, unsigned seed)
 {
-    const unsigned char *p = buf;
-    for (size_t i = 0; i < len; i++)
-        if (p[i] != pattern_byte(i, seed))
-            return i;
-    return len;
+    unsigned char *p = private_copy(len);
+    size_t bad = len;
+    shmem_getmem(p, buf, len, shmem_my_pe());
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != pattern_byte(i, seed)) {
+            bad = i;
+            break;
+        }
+    }
+    free(p);
+    return bad;
 }
 
 void *bench_malloc(size_t size)

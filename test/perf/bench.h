@@ -103,8 +103,9 @@ void bench_print_row(const struct bench_opts *opts, const struct bench_table *t,
 void bench_print_size_row(const struct bench_opts *opts, const struct bench_table *t,
                           size_t size, const double *values);
 
-/* Fills buf with a pattern derived from seed / checks it; returns the index of
- * the first wrong byte, or len when all are right. */
+/* Fills the symmetric buffer buf with a pattern derived from seed / checks
+ * it; returns the index of the first wrong byte, or len when all are right.
+ * Both go through a put or get to this PE, so the heap may be device memory. */
 void bench_fill(void *buf, size_t len, unsigned seed);
 size_t bench_check(const void *buf, size_t len, unsigned seed);
 

@@ -72,6 +72,12 @@ static ushmem_status_t noop_sync(struct ushmemi_transport *t)
     return USHMEM_OK;
 }
 
+static int noop_progress(struct ushmemi_transport *t)
+{
+    (void)t;
+    return 0;
+}
+
 static const struct ushmemi_transport_ops noop_ops = {
     .size = sizeof(struct ushmemi_transport_ops),
     .name = "noop",
@@ -85,6 +91,7 @@ static const struct ushmemi_transport_ops noop_ops = {
     .atomic = noop_atomic,
     .fence = noop_sync,
     .quiet = noop_sync,
+    .progress = noop_progress,
 };
 
 static void abort_run(void *ctx, ushmem_status_t status, const char *msg)

@@ -99,9 +99,11 @@ static int measure_size(void *ctx, const struct bench_opts *opts, size_t size, d
     if (me == 0) {
         /* All pairs ran the same count at once: the slowest one decides
          * when the whole exchange was done. */
-        double slowest = l->rates[0];
-        for (int p = 1; p < l->npairs; p++)
-            slowest = l->rates[p] < slowest ? l->rates[p] : slowest;
+        double slowest = shmem_double_g(&l->rates[0], me);
+        for (int p = 1; p < l->npairs; p++) {
+            double r = shmem_double_g(&l->rates[p], me);
+            slowest = r < slowest ? r : slowest;
+        }
         double rate = slowest * l->npairs; /* messages per microsecond */
         values[0] = rate * (double)size;
         values[1] = rate * 1e3;

@@ -167,6 +167,12 @@ static ushmem_status_t mock_quiet(struct ushmemi_transport *t)
     return USHMEM_OK;
 }
 
+static int mock_progress(struct ushmemi_transport *t)
+{
+    (void)t;
+    return 0;
+}
+
 static const struct ushmemi_transport_ops mock_ops = {
     .size = sizeof(struct ushmemi_transport_ops),
     .name = "mock",
@@ -180,6 +186,7 @@ static const struct ushmemi_transport_ops mock_ops = {
     .atomic = mock_atomic,
     .fence = mock_fence,
     .quiet = mock_quiet,
+    .progress = mock_progress,
 };
 
 /* Counts the calls of one kind, leaving out quiets and fences. */

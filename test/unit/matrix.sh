@@ -28,24 +28,24 @@ NO_ATOMICS_MSG='shmem_init: PE [0-9] -> PE [0-9]: atomics, signals, and synchron
 PCIE_NO_MSG='shmem_init: PE [0-9] -> PE [0-9]: atomics, signals, and synchronisation have no route: the GPUs are linked by PCIe without AtomicOps \(the config-space probe found a requester not enabled, a port that does not route AtomicOps, egress blocking or no 64-bit completer on the path\), and the fabric offers no FI_ATOMIC; enable AtomicOps in the BIOS, connect the GPUs by NVLink/Xe Link,? or use a fabric with FI_ATOMIC$'
 PCIE_UNKNOWN_MSG='shmem_init: PE [0-9] -> PE [0-9]: atomics, signals, and synchronisation have no route: the GPUs are linked by PCIe and AtomicOps on the path could not be verified \(config space unreadable or the path not visible in sysfs\) while USHMEM_STRICT=1, and the fabric offers no FI_ATOMIC; set USHMEM_STRICT=0 to trust the path, connect the GPUs by NVLink/Xe Link,? or use a fabric with FI_ATOMIC$'
 DEVICE_HEAP_MSG='shmem_init: PE [0-9]: a peer is reachable only through the fabric, the symmetric heap is cpu device memory, and the fabric cannot take device memory .*set USHMEM_FABRIC_STAGING=1'
-UNVERIFIED_PROXY_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(config space unreadable\), so atomics go through the proxy; set USHMEM_STRICT=0'
-UNVERIFIED_TRUSTED_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(config space unreadable\); GPU atomics are used because USHMEM_STRICT=0'
+UNVERIFIED_PROXY_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(source [0-9a-f:.]+ shows only 64 bytes of config space \(reading all of it needs CAP_SYS_ADMIN\)\), so atomics go through the proxy; set USHMEM_STRICT=0'
+UNVERIFIED_TRUSTED_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(source [0-9a-f:.]+ shows only 64 bytes of config space \(reading all of it needs CAP_SYS_ADMIN\)\); GPU atomics are used because USHMEM_STRICT=0'
 
 CASES="default p2p-access-0 p2p-atomics-0 no-atomics-anywhere same-device same-device-bdfs
 ipc0-tcp ipc0-shm staged-tcp device-heap-refused
 pcie-enabled pcie-requester-disabled pcie-requester-disabled-strict0 pcie-no-routing
 pcie-egress-blocked pcie-no-64bit-completer pcie-unreadable pcie-unreadable-strict0
-pcie-no-fabric-atomics pcie-unreadable-no-fabric-atomics bdfs-malformed"
+pcie-no-fabric-atomics pcie-unreadable-no-fabric-atomics pcie-not-in-sysfs bdfs-malformed"
 
 # Sets ENV (VAR=value words), FIXTURE (a make_pcie_fixtures.py case, whose
-# GPUs the PEs pose as), and either EXPECT (routes) or FAIL (a regex that
+# GPUs the PEs pose as; BDFS replaces their addresses), and either EXPECT (routes) or FAIL (a regex that
 # every PE's ERROR line must match; ANY_PE=1 when one PE is enough, because
 # the first to fail ends the job before the others speak). WARN: a regex
 # every PE's WARN line must match.
 define_case()
 {
     local n=$1
-    ENV="" FIXTURE="" EXPECT="" FAIL="" ANY_PE=0 WARN=""
+    ENV="" FIXTURE="" BDFS="" EXPECT="" FAIL="" ANY_PE=0 WARN=""
     case $2 in
     default) EXPECT=$DIRECT ;;
     p2p-access-0) ENV="USHMEM_SIM_CAPS=p2p_access=0" EXPECT=$ALL_FABRIC ;;
@@ -83,6 +83,10 @@ define_case()
         FIXTURE=no-routing ENV="USHMEM_SIM_CAPS=fabric_atomics=0" FAIL=$PCIE_NO_MSG ;;
     pcie-unreadable-no-fabric-atomics)
         FIXTURE=unreadable ENV="USHMEM_SIM_CAPS=fabric_atomics=0" FAIL=$PCIE_UNKNOWN_MSG ;;
+    # GPUs that sysfs does not show: unknown, said with the probe's reason.
+    pcie-not-in-sysfs)
+        FIXTURE=enabled BDFS="0000:aa:00.0,0000:ab:00.0,0000:ac:00.0" EXPECT=$AMO_FABRIC
+        WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(0000:a[abc]:00.0 is not listed under [^ ]+/sys/bus/pci/devices \(No such file or directory\)\), so atomics go through the proxy' ;;
     bdfs-malformed)
         ENV="USHMEM_CPU_PCI_BDFS=0000:3b:00.0,3c:00.0"
         FAIL="cpu backend: USHMEM_CPU_PCI_BDFS='0000:3b:00.0,3c:00.0': item 1 \('3c:00.0'\) is not a PCI address such as 0000:3b:00.0"
@@ -119,7 +123,7 @@ for e in $ENV; do envs+=("$e"); done
 if [ -n "$FIXTURE" ]; then
     python3 "$fixtures" "$work/sys" "$FIXTURE" || exit 1
     bdfs=$(python3 -c 'import sys; print(",".join(sys.argv[2].split(",")[:int(sys.argv[1])]))' \
-        "$npes" "0000:3b:00.0,0000:3c:00.0,0000:5e:00.0")
+        "$npes" "${BDFS:-0000:3b:00.0,0000:3c:00.0,0000:5e:00.0}")
     envs+=(USHMEM_SYSFS_ROOT="$work/sys" USHMEM_CPU_PCI_BDFS="$bdfs")
 fi
 

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Builds ushmem on a machine with NVIDIA GPUs and shows the cuda backend at
+# work there: the GPU topology, `ushmem_info --topology`, mpe_device_heap
+# across GPUs (2 PEs; 4 PEs on 4 GPUs, or two per GPU on 2), with two and
+# three PEs on one GPU, the fabric refusals for a device heap, the
+# cpu-backend device-heap tests, then a summary table.
+#
+# Usage: [BUILD_DIR=build-gpu] scripts/gpu_run.sh [LOG_DIR]   (default $BUILD_DIR/logs)
+#
+# The machine needs gcc, meson, ninja, pkg-config, PMIx with headers and the
+# CUDA toolkit headers. Check and libfabric's headers come as Debian packages
+# in .deb/ (check, libsubunit-dev, libsubunit0, libfabric-dev, fetched
+# beforehand with `apt-get download`), unpacked into the build folder; the
+# machine's own libfabric.so.1 is linked. Without the headers, ofi is left
+# out of the build and the fabric checks are skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+build=${BUILD_DIR:-build-gpu}
+logs=${1:-$build/logs}
+mkdir -p "$build" "$logs"
+log=$logs/gpu_run.log
+: >"$log"
+: >"$logs/summary.txt"
+
+# NVLink multicast stays off on shared GPU hosts; ushmem never uses it, and
+# whatever else runs in these jobs must not either.
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-256M}
+
+summary=()
+say() { printf '%s\n' "$*" | tee -a "$log"; }
+section() { say ""; say "=== $* ==="; }
+record() { summary+=("$(printf '%-58s %s' "$1" "$2")"); }
+# Runs a command with a time limit, its output into the log; returns its code.
+run() {
+    say "\$ $*"
+    timeout 150 "$@" 2>&1 | tee -a "$log"
+    return "${PIPESTATUS[0]}"
+}
+# The same with the output into file $1 only (the log names the file).
+run_to() {
+    local file=$1
+    shift
+    say "\$ $* > ${file##*/}"
+    timeout 150 "$@" >"$file" 2>&1
+}
+
+section "machine"
+run uname -a
+run nvidia-smi -L
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+say "GPUs: $ngpus"
+gcc --version | head -1 | tee -a "$log"
+meson=meson
+command -v meson >/dev/null || meson="python3 -m mesonbuild.mesonmain"
+run $meson --version
+
+section "dependencies"
+deps=$root/$build/deps
+rm -rf "$deps"
+mkdir -p "$deps"
+have_check=0
+if ls .deb/*.deb >/dev/null 2>&1; then
+    for f in .deb/*.deb; do dpkg -x "$f" "$deps" || say "dpkg -x $f failed"; done
+    pc=$deps/usr/lib/x86_64-linux-gnu/pkgconfig
+    # The packages say prefix=/usr; they live here instead.
+    sed -i "s|^prefix=.*|prefix=$deps/usr|" "$pc"/*.pc
+    # Linking subunit statically leaves the test programs nothing to find
+    # at run time.
+    rm -f "$deps"/usr/lib/x86_64-linux-gnu/libsubunit.so
+    export PKG_CONFIG_PATH=$pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    pkg-config --exists check && have_check=1
+fi
+say "Check from .deb: $([ $have_check = 1 ] && pkg-config --modversion check || echo missing)"
+if ! pkg-config --exists pmix; then
+    pmix_pc=$(find /usr /opt -name pmix.pc 2>/dev/null | head -1)
+    if [ -n "$pmix_pc" ]; then
+        PKG_CONFIG_PATH=$(dirname "$pmix_pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+        export PKG_CONFIG_PATH
+    fi
+fi
+say "PMIx: $(pkg-config --modversion pmix 2>&1)"
+if [ -z "${CUDA_PATH:-}" ] && command -v nvcc >/dev/null; then
+    CUDA_PATH=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+    export CUDA_PATH
+fi
+say "CUDA_PATH=${CUDA_PATH:-unset}"
+
+section "build"
+tests_opt=enabled
+[ $have_check = 1 ] || tests_opt=disabled
+ofi_opt=disabled
+fabric_so=$(ldconfig -p | awk '/libfabric\.so\.1 .*x86-64/ {print $NF; exit}')
+if [ -n "$fabric_so" ] && [ -f "$deps/usr/include/rdma/fabric.h" ]; then
+    ln -sf "$fabric_so" "$deps/usr/lib/x86_64-linux-gnu/libfabric.so"
+    rm -f "$deps/usr/lib/x86_64-linux-gnu/libfabric.a"
+    ofi_opt=enabled
+fi
+setup=(setup)
+[ -f "$build/build.ninja" ] && setup=(setup --reconfigure)
+run $meson "${setup[@]}" "$build" -Dofi=$ofi_opt -Dze=disabled -Dcuda=enabled \
+    -Dtests=$tests_opt --buildtype=debugoptimized || { record "meson setup" FAIL; }
+say "\$ ninja -C $build -k 0"
+timeout 300 ninja -C "$build" -k 0 >"$logs/ninja.log" 2>&1
+rc=$?
+nwarn=$(grep -c 'warning:' "$logs/ninja.log")
+grep -E 'warning:|error|undefined|FAILED' "$logs/ninja.log" | head -20 | tee -a "$log"
+[ $rc = 0 ] && record "build, ofi $ofi_opt ($nwarn compiler warnings)" PASS ||
+    record "build, ofi $ofi_opt (rc $rc, $nwarn compiler warnings)" FAIL
+prog=$build/test/unit/mpe/mpe_device_heap
+info=$build/tools/ushmem_info
+if [ ! -x "$prog" ] || [ ! -x "$info" ]; then
+    printf '%s\n' "${summary[@]}" | tee -a "$log" "$logs/summary.txt"
+    exit 1
+fi
+oshrun=("$build/tools/oshrun" --timeout 100)
+
+# expect NAME CODE REGEX [NOT_REGEX] -- command: records PASS when the command
+# exits with CODE, its output matches REGEX and (if given) not NOT_REGEX.
+expect() {
+    local name=$1 want=$2 regex=$3 not=${4:-} out=$logs/out.txt rc
+    shift 4
+    [ "$1" = "--" ] && shift
+    run_to "$out" "$@"
+    rc=$?
+    tee -a "$log" <"$out" | grep -E 'ERROR|WARN|passed|check failed|routes to PE' | head -12
+    if [ $rc = "$want" ] && grep -Eq -- "$regex" "$out" &&
+       { [ -z "$not" ] || ! grep -Eq -- "$not" "$out"; }; then
+        record "$name" PASS
+    else
+        record "$name" "FAIL (rc $rc)"
+    fi
+}
+
+section "nvidia-smi topo -m"
+run nvidia-smi topo -m
+
+section "ushmem_info"
+run_to "$logs/info.txt" "$info"
+sed -n '1,8p' "$logs/info.txt" | tee -a "$log"
+grep -q '^  cuda   available' "$logs/info.txt" && record "ushmem_info: cuda backend available" PASS ||
+    record "ushmem_info: cuda backend available" FAIL
+
+section "oshrun -n 2 ushmem_info --topology"
+expect "ushmem_info --topology, 2 PEs: cuda, nvlink, direct" 0 \
+    'PE 0 -> PE 1: same_node=yes same_device=no link=nvlink p2p_access=yes p2p_atomics=yes' \
+    '' -- "${oshrun[@]}" -n 2 "$info" --topology
+cp "$logs/out.txt" "$logs/topology_n2.txt"
+grep -q 'backend cuda, heap in device memory' "$logs/topology_n2.txt" &&
+    record "  backend cuda, heap in device memory" PASS ||
+    record "  backend cuda, heap in device memory" FAIL
+
+section "mpe_device_heap, 2 PEs on 2 GPUs"
+SHMEM_DEBUG=1 run_to "$logs/debug.txt" "${oshrun[@]}" -n 2 "$prog"
+grep -E 'cuda backend' "$logs/debug.txt" | head -8 | tee -a "$log"
+expect "mpe_device_heap -n 2 (one GPU each)" 0 'all checks passed' '' -- "${oshrun[@]}" -n 2 "$prog" -v
+expect "mpe_device_heap -n 2, USHMEM_FD_PASSING=socket" 0 'all checks passed' '' -- \
+    env USHMEM_FD_PASSING=socket "${oshrun[@]}" -n 2 "$prog"
+if [ "$ngpus" -ge 4 ]; then
+    expect "mpe_device_heap -n 4 (one GPU each)" 0 'all checks passed' '' -- "${oshrun[@]}" -n 4 "$prog" -v
+    expect "mpe_device_heap -n 8 (two PEs per GPU)" 0 'all checks passed' '' -- \
+        "${oshrun[@]}" -n 8 "$prog" --devices="$ngpus"
+else
+    expect "mpe_device_heap -n 4 on $ngpus GPUs (two PEs per GPU)" 0 'all checks passed' '' -- \
+        "${oshrun[@]}" -n 4 "$prog" -v --devices="$ngpus"
+    expect "ushmem_info --topology -n 4 on $ngpus GPUs: same-device pair" 0 \
+        'PE 0 -> PE 2: same_node=yes same_device=yes link=same-device' '' -- \
+        "${oshrun[@]}" -n 4 "$info" --topology
+fi
+
+section "PEs on one GPU: CUDA_VISIBLE_DEVICES=0"
+for n in 2 3; do
+    expect "mpe_device_heap -n $n on one GPU (host-sync)" 0 'one device: all checks passed' '' -- \
+        env CUDA_VISIBLE_DEVICES=0 "${oshrun[@]}" -n $n "$prog" -v --same-device
+done
+
+section "no visible GPU: auto falls back to cpu; cuda asked for fails"
+expect "no GPU visible, auto: cpu heap, no error output" 0 'all checks passed' 'ERROR' -- \
+    env CUDA_VISIBLE_DEVICES= "${oshrun[@]}" -n 2 "$prog" --heap=host
+expect "no GPU visible, USHMEM_BACKEND=cuda: one error, exit 1" 1 \
+    'cuda backend: cuInit\(0\) answered CUDA_ERROR_NO_DEVICE' '' -- \
+    env CUDA_VISIBLE_DEVICES= USHMEM_BACKEND=cuda "${oshrun[@]}" -n 2 "$prog"
+
+section "device heap over a fabric without GPU-RMA"
+if [ $ofi_opt = enabled ]; then
+    expect "USHMEM_IPC=0 tcp: refused, no staging advice" 1 \
+        'symmetric heap is cuda device memory, and the fabric cannot take device memory' \
+        'USHMEM_FABRIC_STAGING=1 to carry' -- \
+        env USHMEM_IPC=0 FI_PROVIDER=tcp "${oshrun[@]}" -n 2 "$prog"
+    expect "USHMEM_IPC=0 tcp, staging: refused (peers' puts cannot land)" 1 \
+        'staging bounces only this PE.s own buffers: peers. puts and atomics would land in this PE.s heap, which is cuda device memory' '' -- \
+        env USHMEM_IPC=0 FI_PROVIDER=tcp USHMEM_FABRIC_STAGING=1 "${oshrun[@]}" -n 2 "$prog"
+else
+    record "fabric refusals (no libfabric headers in .deb)" SKIP
+fi
+
+section "host-API benchmarks on the cuda heap, 2 PEs on 2 GPUs"
+# Host-initiated RMA moves device memory with the copy engine; the tables
+# go to the log, the 8-byte latency and largest-size bandwidth to the summary.
+perf=$build/test/perf
+for b in put_latency get_latency put_bw get_bw alltoall_bw barrier_latency; do
+    out=$logs/bench_$b.txt
+    args=(--max-size 67108864)
+    [ $b = barrier_latency ] && args=()
+    if SHMEM_SYMMETRIC_SIZE=1G run_to "$out" "${oshrun[@]}" -n 2 "$perf/$b" "${args[@]}"; then
+        tee -a "$log" <"$out"
+        first=$(grep -v '^#' "$out" | head -1 | awk '{print $1 ": " $2}')
+        last=$(grep -v '^#' "$out" | tail -1 | awk '{print $1 ": " $2}')
+        record "$b (first row, last row)" "$first | $last"
+    else
+        tee -a "$log" <"$out"
+        record "$b" FAIL
+    fi
+done
+
+if [ $have_check = 1 ]; then
+    section "cpu backend device-heap tests (meson)"
+    if run $meson test -C "$build" --suite device-heap --print-errorlogs; then
+        record "meson test --suite device-heap (cpu backend)" PASS
+    else
+        record "meson test --suite device-heap (cpu backend)" FAIL
+    fi
+fi
+
+section "summary"
+printf '%s\n' "${summary[@]}" | tee -a "$log" "$logs/summary.txt"
+! printf '%s\n' "${summary[@]}" | grep -q ' FAIL'

@@ -1,0 +1,425 @@
+/* The cuda device backend: the symmetric heap is device memory allocated with
+ * the CUDA driver's virtual memory API, so that it exports as a file
+ * descriptor which local peers import and map (cuda_mem.c); peers are probed
+ * for access, native atomics and the link between them (cuda_p2p.c).
+ *
+ * This file owns loading libcuda at run time (dlopen, never linked: machines
+ * without the driver, CI among them, must still start every program and fall
+ * back to the cpu backend), the translation of driver errors, and opening the
+ * device for a local rank: its primary context and a non-blocking stream. */
+#include "cuda_private.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/vars.h"
+#include "node_id.h"
+
+struct ushmemi_cu_api ushmemi_cu;
+
+/* The symbol each field is loaded from: the name after cuda.h's macros, so
+ * cuDeviceGetUuid is looked up as "cuDeviceGetUuid_v2". */
+#define CU_TEXT(name) #name
+#define CU_NAME(name) CU_TEXT(name)
+#define CU_ENTRY(name) {CU_NAME(name), offsetof(struct ushmemi_cu_api, name)},
+static const struct {
+    const char *symbol;
+    size_t offset;
+} cu_entries[] = {USHMEMI_CU_SYMBOLS(CU_ENTRY)};
+#undef CU_ENTRY
+
+/* The driver is loaded and initialised once per process. */
+static struct {
+    pthread_once_t once;
+    ushmem_status_t status;
+    char why[320]; /* when status is not OK: what happened */
+    int version;   /* cuDriverGetVersion, e.g. 13000 */
+} loader = {.once = PTHREAD_ONCE_INIT, .status = USHMEM_ERR_NO_DEVICE};
+
+ushmem_status_t ushmemi_cuda_status(CUresult result)
+{
+    switch (result) {
+    case CUDA_SUCCESS:
+        return USHMEM_OK;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        return USHMEM_ERR_NO_MEMORY;
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_STUB_LIBRARY:
+        return USHMEM_ERR_NO_DEVICE;
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_HANDLE:
+        return USHMEM_ERR_INVALID_PARAM;
+    case CUDA_ERROR_NOT_SUPPORTED:
+        return USHMEM_ERR_UNSUPPORTED;
+    case CUDA_ERROR_NOT_PERMITTED:
+        return USHMEM_ERR_PERMISSION;
+    default:
+        return USHMEM_ERR_DEVICE;
+    }
+}
+
+static const char *error_name(CUresult result)
+{
+    const char *name = NULL;
+    if (ushmemi_cu.cuGetErrorName == NULL ||
+        ushmemi_cu.cuGetErrorName(result, &name) != CUDA_SUCCESS || name == NULL)
+        return "unknown CUresult";
+    return name;
+}
+
+ushmem_status_t ushmemi_cuda_fail(const char *call, CUresult result, const char *fmt, ...)
+{
+    char values[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(values, sizeof(values), fmt, ap);
+    va_end(ap);
+    ushmemi_error("cuda backend: %s(%s) failed: %s (%d)", call, values, error_name(result),
+                  (int)result);
+    return ushmemi_cuda_status(result);
+}
+
+ushmem_status_t ushmemi_cuda_current(struct ushmemi_device *dev, const char *what)
+{
+    CUresult r = ushmemi_cu.cuCtxSetCurrent(dev->ctx);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuCtxSetCurrent", r, "primary context of device %d, for %s",
+                                 dev->ordinal, what);
+    return USHMEM_OK;
+}
+
+static void load_driver(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        const char *err = dlerror();
+        snprintf(loader.why, sizeof(loader.why), "libcuda.so.1 cannot be loaded (%s): no NVIDIA "
+                 "driver here", err != NULL ? err : "no reason given");
+        loader.status = USHMEM_ERR_NO_DEVICE;
+        return;
+    }
+    for (size_t i = 0; i < sizeof(cu_entries) / sizeof(cu_entries[0]); i++) {
+        void *sym = dlsym(lib, cu_entries[i].symbol);
+        if (sym == NULL) {
+            /* The library is there but predates an entry point we need:
+             * the user must hear that, not silently get host memory. */
+            snprintf(loader.why, sizeof(loader.why), "libcuda.so.1 has no %s: the NVIDIA driver "
+                     "is too old for the cuda backend (11.3 or newer is needed); "
+                     "USHMEM_BACKEND=cpu runs on host memory", cu_entries[i].symbol);
+            ushmemi_error("cuda backend: %s", loader.why);
+            memset(&ushmemi_cu, 0, sizeof(ushmemi_cu));
+            loader.status = USHMEM_ERR_UNSUPPORTED;
+            dlclose(lib);
+            return;
+        }
+        /* POSIX guarantees that dlsym's object pointer holds a function's
+         * address; copy it bytewise rather than cast between the kinds. */
+        memcpy((char *)&ushmemi_cu + cu_entries[i].offset, &sym, sizeof(sym));
+    }
+
+    CUresult r = ushmemi_cu.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY) {
+        /* No GPU, or the toolkit's stub library found instead of a driver. */
+        snprintf(loader.why, sizeof(loader.why), "cuInit(0) answered %s: no CUDA device here",
+                 error_name(r));
+        loader.status = USHMEM_ERR_NO_DEVICE;
+        return; /* the library stays loaded: it is harmless and unloading it is not */
+    }
+    if (r != CUDA_SUCCESS) {
+        loader.status = ushmemi_cuda_fail("cuInit", r, "0");
+        snprintf(loader.why, sizeof(loader.why), "cuInit(0) failed: %s", error_name(r));
+        return;
+    }
+    if (ushmemi_cu.cuDriverGetVersion(&loader.version) != CUDA_SUCCESS)
+        loader.version = 0;
+    loader.status = USHMEM_OK;
+}
+
+/* Why the backend has no device, said loudly only when the user asked for
+ * this backend by name: under "auto" it is the expected case on every
+ * machine without an NVIDIA GPU. */
+static void report_no_device(const char *why)
+{
+    const char *asked = ushmemi_settings.backend;
+    if (asked != NULL && strcmp(asked, "cuda") == 0)
+        ushmemi_error("cuda backend: %s (USHMEM_BACKEND=cuda)", why);
+    else
+        ushmemi_debug("cuda backend: %s", why);
+}
+
+void ushmemi_cuda_uuid_text(const uint8_t uuid[16], char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8],
+             uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15]);
+}
+
+void ushmemi_cuda_pci_bdf(CUdevice cu_dev, char *bdf_p, size_t len)
+{
+    char text[64];
+    unsigned domain, bus, device, function;
+
+    bdf_p[0] = '\0';
+    CUresult r = ushmemi_cu.cuDeviceGetPCIBusId(text, (int)sizeof(text), cu_dev);
+    if (r != CUDA_SUCCESS) {
+        ushmemi_debug("cuda backend: cuDeviceGetPCIBusId(device %d) answered %s; no PCI address",
+                      (int)cu_dev, error_name(r));
+        return;
+    }
+    /* The driver may write an 8-digit domain ("00000000:3b:00.0"); pcie.c
+     * and pci_bdf want sysfs's form, lower case with a 4-digit domain. */
+    if (sscanf(text, "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4 || bus > 0xff ||
+        device > 0x1f || function > 7 || domain > 0xfffffff) {
+        ushmemi_debug("cuda backend: PCI address '%s' of device %d not understood", text,
+                      (int)cu_dev);
+        return;
+    }
+    snprintf(bdf_p, len, "%04x:%02x:%02x.%x", domain, bus, device, function);
+}
+
+static ushmem_status_t device_attribute(CUdevice cu_dev, CUdevice_attribute attr, const char *name,
+                                        int *value_p)
+{
+    CUresult r = ushmemi_cu.cuDeviceGetAttribute(value_p, attr, cu_dev);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuDeviceGetAttribute", r, "%s, device %d", name, (int)cu_dev);
+    return USHMEM_OK;
+}
+
+/* The device must map exportable memory through the VMM API and share one
+ * address space with the host; each missing feature is named. */
+static ushmem_status_t check_features(struct ushmemi_device *dev)
+{
+    static const struct {
+        CUdevice_attribute attr;
+        const char *name;
+        const char *what;
+    } needed[] = {
+        {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
+         "unified addressing"},
+        {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+         "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "the virtual memory API"},
+        {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+         "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED",
+         "export of memory as a file descriptor"},
+    };
+    for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+        int value = 0;
+        ushmem_status_t status = device_attribute(dev->cu_dev, needed[i].attr, needed[i].name,
+                                                  &value);
+        if (status != USHMEM_OK)
+            return status;
+        if (!value) {
+            ushmemi_error("cuda backend: device %d does not support %s (%s is 0), which the "
+                          "symmetric heap needs; USHMEM_BACKEND=cpu runs on host memory",
+                          dev->ordinal, needed[i].what, needed[i].name);
+            return USHMEM_ERR_UNSUPPORTED;
+        }
+    }
+    int rdma = 0;
+    ushmem_status_t status =
+        device_attribute(dev->cu_dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+                         "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", &rdma);
+    if (status != USHMEM_OK)
+        return status;
+    dev->rdma_capable = rdma != 0;
+    return USHMEM_OK;
+}
+
+/* The heap's allocation properties; cuda_mem.c builds the same ones. */
+static ushmem_status_t read_granularity(struct ushmemi_device *dev)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev->ordinal;
+    prop.allocFlags.gpuDirectRDMACapable = dev->rdma_capable;
+    size_t gran = 0;
+    CUresult r = ushmemi_cu.cuMemGetAllocationGranularity(&gran, &prop,
+                                                          CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemGetAllocationGranularity", r,
+                                 "pinned, fd-exportable memory on device %d, recommended",
+                                 dev->ordinal);
+    if (gran == 0 || (gran & (gran - 1)) != 0) {
+        ushmemi_error("cuda backend: device %d reports an allocation granularity of %zu bytes, "
+                      "not a power of two", dev->ordinal, gran);
+        return USHMEM_ERR_DEVICE;
+    }
+    dev->granularity = gran;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t read_identity(struct ushmemi_device *dev)
+{
+    CUuuid uuid;
+    CUresult r = ushmemi_cu.cuDeviceGetUuid(&uuid, dev->cu_dev);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuDeviceGetUuid_v2", r, "device %d", dev->ordinal);
+    memset(&dev->id, 0, sizeof(dev->id));
+    strcpy(dev->id.backend, "cuda");
+    _Static_assert(sizeof(uuid.bytes) == sizeof(dev->id.uuid), "CUuuid is 16 bytes");
+    memcpy(dev->id.uuid, uuid.bytes, sizeof(dev->id.uuid));
+    ushmemi_cuda_pci_bdf(dev->cu_dev, dev->id.pci_bdf, sizeof(dev->id.pci_bdf));
+    dev->id.node_hash = ushmemi_node_hash();
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_device **dev_p)
+{
+    ushmem_status_t status;
+    CUresult r;
+
+    pthread_once(&loader.once, load_driver);
+    if (loader.status == USHMEM_ERR_NO_DEVICE)
+        report_no_device(loader.why);
+    if (loader.status != USHMEM_OK)
+        return loader.status;
+
+    int count = 0;
+    r = ushmemi_cu.cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuDeviceGetCount", r, "&count");
+    if (count <= 0) {
+        const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+        char why[160];
+        snprintf(why, sizeof(why), "the driver lists no device (CUDA_VISIBLE_DEVICES=%s)",
+                 visible != NULL ? visible : "unset");
+        report_no_device(why);
+        return USHMEM_ERR_NO_DEVICE;
+    }
+
+    struct ushmemi_device *dev = calloc(1, sizeof(*dev));
+    if (dev == NULL) {
+        ushmemi_error("cuda backend: cannot allocate the device for local rank %d", local_rank);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    /* One device per PE while there are enough; beyond that PEs share
+     * devices round robin, which the peer probe reports as same_device. */
+    dev->count = count;
+    dev->ordinal = local_rank % count;
+    r = ushmemi_cu.cuDeviceGet(&dev->cu_dev, dev->ordinal);
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuDeviceGet", r, "ordinal %d of %d", dev->ordinal, count);
+        goto free_dev;
+    }
+    status = check_features(dev);
+    if (status != USHMEM_OK)
+        goto free_dev;
+    status = read_identity(dev);
+    if (status != USHMEM_OK)
+        goto free_dev;
+
+    r = ushmemi_cu.cuDevicePrimaryCtxRetain(&dev->ctx, dev->cu_dev);
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuDevicePrimaryCtxRetain", r, "device %d", dev->ordinal);
+        goto free_dev;
+    }
+    status = ushmemi_cuda_current(dev, "open");
+    if (status != USHMEM_OK)
+        goto release_ctx;
+    status = read_granularity(dev);
+    if (status != USHMEM_OK)
+        goto release_ctx;
+    /* Non-blocking: the copies must not wait for the program's work on
+     * the legacy default stream, nor hold it up. */
+    r = ushmemi_cu.cuStreamCreate(&dev->stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuStreamCreate", r, "CU_STREAM_NON_BLOCKING, device %d",
+                                   dev->ordinal);
+        goto release_ctx;
+    }
+    pthread_mutex_init(&dev->lock, NULL);
+
+    char uuid_text[48];
+    ushmemi_cuda_uuid_text(dev->id.uuid, uuid_text, sizeof(uuid_text));
+    ushmemi_debug("cuda backend: local rank %d of %d on device %d of %d (%s, PCI %s), driver "
+                  "API %d, granularity %zu, GPUDirect RDMA flag %s",
+                  local_rank, local_size, dev->ordinal, count, uuid_text,
+                  dev->id.pci_bdf[0] ? dev->id.pci_bdf : "unknown", loader.version,
+                  dev->granularity, dev->rdma_capable ? "on" : "off");
+    *dev_p = dev;
+    return USHMEM_OK;
+
+release_ctx:
+    ushmemi_cu.cuDevicePrimaryCtxRelease(dev->cu_dev);
+free_dev:
+    free(dev);
+    return status;
+}
+
+static void cuda_close(struct ushmemi_device *dev)
+{
+    if (dev == NULL)
+        return;
+    ushmemi_cuda_current(dev, "close");
+    /* Whatever the caller left behind is released so a close is a clean slate. */
+    for (size_t i = dev->nregions; i-- > 0;) {
+        if (dev->regions[i].kind != CUDA_REGION_IMPORT)
+            ushmemi_debug("cuda backend: region 0x%llx (%zu bytes) still allocated at close",
+                          (unsigned long long)dev->regions[i].base, dev->regions[i].size);
+        ushmemi_cuda_release_region(&dev->regions[i]);
+    }
+    free(dev->regions);
+    CUresult r = ushmemi_cu.cuStreamDestroy(dev->stream);
+    if (r != CUDA_SUCCESS)
+        ushmemi_cuda_fail("cuStreamDestroy_v2", r, "stream of device %d", dev->ordinal);
+    r = ushmemi_cu.cuDevicePrimaryCtxRelease(dev->cu_dev);
+    if (r != CUDA_SUCCESS)
+        ushmemi_cuda_fail("cuDevicePrimaryCtxRelease_v2", r, "device %d", dev->ordinal);
+    ushmemi_cuda_nvml_close(dev);
+    pthread_mutex_destroy(&dev->lock);
+    free(dev);
+}
+
+static ushmem_status_t cuda_identity(struct ushmemi_device *dev, struct ushmemi_device_id *id_p)
+{
+    *id_p = dev->id;
+    return USHMEM_OK;
+}
+
+/* Peers cannot reach this process's host memory through a device mapping
+ * here; static_seg.c then leaves globals private (not remotely accessible). */
+static ushmem_status_t cuda_share_static(struct ushmemi_device *dev, void *start, size_t len)
+{
+    (void)dev;
+    (void)start;
+    (void)len;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+static void cuda_unshare_static(struct ushmemi_device *dev, void *start, size_t len)
+{
+    (void)dev;
+    (void)start;
+    (void)len;
+}
+
+const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
+    .size = sizeof(struct ushmemi_device_ops),
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .identity = cuda_identity,
+    .heap_alloc = ushmemi_cuda_heap_alloc,
+    .heap_free = ushmemi_cuda_heap_free,
+    .host_alloc = ushmemi_cuda_host_alloc,
+    .host_free = ushmemi_cuda_host_free,
+    .export_mem = ushmemi_cuda_export,
+    .import_mem = ushmemi_cuda_import,
+    .close_import = ushmemi_cuda_close_import,
+    .share_static = cuda_share_static,
+    .unshare_static = cuda_unshare_static,
+    .copy = ushmemi_cuda_copy,
+    .memset = ushmemi_cuda_memset,
+    .sync = ushmemi_cuda_sync,
+    .pointer_query = ushmemi_cuda_pointer_query,
+    .p2p_probe = ushmemi_cuda_p2p_probe,
+};

@@ -1,0 +1,526 @@
+/* The cuda backend's memory: the symmetric heap as pinned device memory from
+ * the virtual memory API (cuMemCreate + cuMemAddressReserve + cuMemMap), so
+ * that it exports as a POSIX file descriptor; imports of peers' heaps as new
+ * mappings of their handles; pinned host memory; copies and memsets on the
+ * backend's stream; pointer queries. It owns the list of regions it handed
+ * out, each with what must be undone to give it back. */
+#include "cuda_private.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+
+/* What the exporter writes into ushmemi_ipc_handle.data for the importer:
+ * the importer must map the whole allocation, whose size is the padded one,
+ * not the size the caller asked for. */
+struct cuda_export_meta {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t size;    /* the allocation's padded size */
+    uint8_t uuid[16]; /* the exporting device */
+};
+_Static_assert(sizeof(struct cuda_export_meta) <= sizeof(((struct ushmemi_ipc_handle *)0)->data),
+               "the export metadata fits the handle");
+
+#define CUDA_EXPORT_MAGIC 0x75636461u /* "ucda" */
+#define CUDA_EXPORT_VERSION 1u
+
+static CUdeviceptr as_devptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+
+static size_t round_up(size_t size, size_t to) { return (size + to - 1) / to * to; }
+
+/* Heaps and imports are reserved at this alignment: USHMEMI_HEAP_ALIGNMENT
+ * for the heap's contract, the granularity for the driver's. Both are
+ * powers of two. */
+static size_t va_alignment(const struct ushmemi_device *dev)
+{
+    return dev->granularity > USHMEMI_HEAP_ALIGNMENT ? dev->granularity : USHMEMI_HEAP_ALIGNMENT;
+}
+
+static CUmemAccessDesc access_for(const struct ushmemi_device *dev)
+{
+    CUmemAccessDesc desc;
+    memset(&desc, 0, sizeof(desc));
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = dev->ordinal;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    return desc;
+}
+
+ushmem_status_t ushmemi_cuda_add_region(struct ushmemi_device *dev, const struct cuda_region *r)
+{
+    ushmem_status_t status = USHMEM_OK;
+
+    pthread_mutex_lock(&dev->lock);
+    if (dev->nregions == dev->cap) {
+        size_t cap = dev->cap ? dev->cap * 2 : 16;
+        struct cuda_region *grown = realloc(dev->regions, cap * sizeof(*grown));
+        if (grown == NULL) {
+            ushmemi_error("cuda backend: cannot grow the region list to %zu entries", cap);
+            status = USHMEM_ERR_NO_MEMORY;
+            goto unlock;
+        }
+        dev->regions = grown;
+        dev->cap = cap;
+    }
+    dev->regions[dev->nregions++] = *r;
+unlock:
+    pthread_mutex_unlock(&dev->lock);
+    return status;
+}
+
+bool ushmemi_cuda_take_region(struct ushmemi_device *dev, uintptr_t base,
+                              enum cuda_region_kind kind, struct cuda_region *region_p)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&dev->lock);
+    for (size_t i = 0; i < dev->nregions; i++) {
+        if (dev->regions[i].base == base && dev->regions[i].kind == kind) {
+            *region_p = dev->regions[i];
+            dev->regions[i] = dev->regions[--dev->nregions];
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return found;
+}
+
+/* Unmap, free the reservation, release the handle: the reverse of the map. */
+static ushmem_status_t unmap_mapping(CUdeviceptr va, size_t size,
+                                     CUmemGenericAllocationHandle handle)
+{
+    ushmem_status_t status = USHMEM_OK;
+    CUresult r = ushmemi_cu.cuMemUnmap(va, size);
+    if (r != CUDA_SUCCESS)
+        status = ushmemi_cuda_fail("cuMemUnmap", r, "0x%llx, %zu", (unsigned long long)va, size);
+    r = ushmemi_cu.cuMemAddressFree(va, size);
+    if (r != CUDA_SUCCESS && status == USHMEM_OK)
+        status = ushmemi_cuda_fail("cuMemAddressFree", r, "0x%llx, %zu", (unsigned long long)va,
+                                   size);
+    r = ushmemi_cu.cuMemRelease(handle);
+    if (r != CUDA_SUCCESS && status == USHMEM_OK)
+        status = ushmemi_cuda_fail("cuMemRelease", r, "handle 0x%llx of 0x%llx",
+                                   (unsigned long long)handle, (unsigned long long)va);
+    return status;
+}
+
+ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r)
+{
+    ushmem_status_t status = USHMEM_OK;
+
+    if (r->kind == CUDA_REGION_HOST) {
+        CUresult res = ushmemi_cu.cuMemFreeHost((void *)r->base);
+        if (res != CUDA_SUCCESS)
+            status = ushmemi_cuda_fail("cuMemFreeHost", res, "0x%llx",
+                                       (unsigned long long)r->base);
+        return status;
+    }
+    status = unmap_mapping((CUdeviceptr)r->base, r->size, r->handle);
+    if (r->fd >= 0)
+        close(r->fd);
+    return status;
+}
+
+/* Reserves an aligned range, maps the handle over all of it and opens it to
+ * this device; on failure nothing is left behind but the handle. */
+static ushmem_status_t map_handle(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
+                                  size_t len, const char *what, CUdeviceptr *va_p)
+{
+    ushmem_status_t status;
+    CUdeviceptr va = 0;
+    size_t align = va_alignment(dev);
+
+    CUresult r = ushmemi_cu.cuMemAddressReserve(&va, len, align, 0, 0);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemAddressReserve", r, "%zu bytes aligned to %zu for %s", len,
+                                 align, what);
+    r = ushmemi_cu.cuMemMap(va, len, 0, handle, 0);
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuMemMap", r, "0x%llx, %zu bytes of %s",
+                                   (unsigned long long)va, len, what);
+        goto free_va;
+    }
+    CUmemAccessDesc desc = access_for(dev);
+    r = ushmemi_cu.cuMemSetAccess(va, len, &desc, 1);
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuMemSetAccess", r,
+                                   "0x%llx, %zu bytes of %s, read/write for device %d",
+                                   (unsigned long long)va, len, what, dev->ordinal);
+        goto unmap;
+    }
+    *va_p = va;
+    return USHMEM_OK;
+
+unmap:
+    ushmemi_cu.cuMemUnmap(va, len);
+free_va:
+    ushmemi_cu.cuMemAddressFree(va, len);
+    return status;
+}
+
+ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+{
+    ushmem_status_t status;
+    CUmemGenericAllocationHandle handle;
+    CUdeviceptr va;
+
+    if (size == 0) {
+        ushmemi_error("cuda backend: heap_alloc of 0 bytes");
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    status = ushmemi_cuda_current(dev, "heap_alloc");
+    if (status != USHMEM_OK)
+        return status;
+
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev->ordinal;
+    prop.allocFlags.gpuDirectRDMACapable = dev->rdma_capable;
+    size_t len = round_up(size, dev->granularity);
+
+    CUresult r = ushmemi_cu.cuMemCreate(&handle, len, &prop, 0);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemCreate", r,
+                                 "%zu bytes (%zu asked) of pinned, fd-exportable memory on "
+                                 "device %d",
+                                 len, size, dev->ordinal);
+    status = map_handle(dev, handle, len, "the heap", &va);
+    if (status != USHMEM_OK)
+        goto release_handle;
+    struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_HEAP,
+                                 .handle = handle, .fd = -1};
+    status = ushmemi_cuda_add_region(dev, &region);
+    if (status != USHMEM_OK)
+        goto unmap;
+    *ptr_p = (void *)(uintptr_t)va;
+    return USHMEM_OK;
+
+unmap:
+    ushmemi_cu.cuMemUnmap(va, len);
+    ushmemi_cu.cuMemAddressFree(va, len);
+release_handle:
+    ushmemi_cu.cuMemRelease(handle);
+    return status;
+}
+
+void ushmemi_cuda_heap_free(struct ushmemi_device *dev, void *ptr, size_t size)
+{
+    struct cuda_region r;
+
+    if (ptr == NULL)
+        return;
+    if (!ushmemi_cuda_take_region(dev, (uintptr_t)ptr, CUDA_REGION_HEAP, &r)) {
+        ushmemi_error("cuda backend: heap_free of %p (%zu bytes), which is not a heap", ptr, size);
+        return;
+    }
+    if (ushmemi_cuda_current(dev, "heap_free") != USHMEM_OK)
+        return;
+    /* Copies still in flight must not land in memory being given back. */
+    ushmemi_cuda_sync(dev);
+    ushmemi_cuda_release_region(&r);
+}
+
+ushmem_status_t ushmemi_cuda_host_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+{
+    void *ptr = NULL;
+
+    if (size == 0) {
+        ushmemi_error("cuda backend: host_alloc of 0 bytes");
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "host_alloc");
+    if (status != USHMEM_OK)
+        return status;
+    /* Pinned, visible to every context and mapped into the device's view;
+     * never managed memory, whose pages can migrate away from the host. */
+    CUresult r = ushmemi_cu.cuMemHostAlloc(&ptr, size,
+                                           CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemHostAlloc", r, "%zu bytes, PORTABLE|DEVICEMAP", size);
+    struct cuda_region region = {.base = (uintptr_t)ptr, .size = size, .kind = CUDA_REGION_HOST,
+                                 .handle = 0, .fd = -1};
+    status = ushmemi_cuda_add_region(dev, &region);
+    if (status != USHMEM_OK) {
+        ushmemi_cu.cuMemFreeHost(ptr);
+        return status;
+    }
+    *ptr_p = ptr;
+    return USHMEM_OK;
+}
+
+void ushmemi_cuda_host_free(struct ushmemi_device *dev, void *ptr, size_t size)
+{
+    struct cuda_region r;
+
+    if (ptr == NULL)
+        return;
+    if (!ushmemi_cuda_take_region(dev, (uintptr_t)ptr, CUDA_REGION_HOST, &r)) {
+        ushmemi_error("cuda backend: host_free of %p (%zu bytes), which host_alloc did not return",
+                      ptr, size);
+        return;
+    }
+    if (ushmemi_cuda_current(dev, "host_free") == USHMEM_OK)
+        ushmemi_cuda_release_region(&r);
+}
+
+ushmem_status_t ushmemi_cuda_export(struct ushmemi_device *dev, void *ptr, size_t size,
+                                    struct ushmemi_ipc_handle *handle_p)
+{
+    struct cuda_export_meta meta;
+    bool found = false;
+    int fd = -1;
+
+    ushmem_status_t status = ushmemi_cuda_current(dev, "export");
+    if (status != USHMEM_OK)
+        return status;
+    memset(&meta, 0, sizeof(meta));
+    pthread_mutex_lock(&dev->lock);
+    for (size_t i = 0; i < dev->nregions && !found; i++) {
+        struct cuda_region *r = &dev->regions[i];
+        if (r->kind != CUDA_REGION_HEAP || r->base != (uintptr_t)ptr || size > r->size)
+            continue;
+        found = true;
+        /* One export per allocation, kept until heap_free: every peer takes
+         * its own copy of this fd. */
+        if (r->fd < 0) {
+            int new_fd = -1;
+            CUresult res = ushmemi_cu.cuMemExportToShareableHandle(
+                &new_fd, r->handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+            if (res != CUDA_SUCCESS) {
+                status = ushmemi_cuda_fail("cuMemExportToShareableHandle", res,
+                                           "handle of %p (%zu bytes), POSIX fd", ptr, r->size);
+                break;
+            }
+            r->fd = new_fd;
+        }
+        fd = r->fd;
+        meta.magic = CUDA_EXPORT_MAGIC;
+        meta.version = CUDA_EXPORT_VERSION;
+        meta.size = r->size;
+        memcpy(meta.uuid, dev->id.uuid, sizeof(meta.uuid));
+    }
+    pthread_mutex_unlock(&dev->lock);
+
+    if (!found) {
+        ushmemi_error("cuda backend: export of %p (%zu bytes), which is not the start of a heap "
+                      "allocation of at least that size", ptr, size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (status != USHMEM_OK)
+        return status;
+    memset(handle_p, 0, sizeof(*handle_p));
+    handle_p->fd = fd;
+    handle_p->size = size;
+    memcpy(handle_p->data, &meta, sizeof(meta));
+    return USHMEM_OK;
+}
+
+/* What the driver says about an imported mapping: the core relies on it
+ * being device memory that the CPU must not touch. */
+static void describe_import(struct ushmemi_device *dev, CUdeviceptr va, size_t len,
+                            const uint8_t uuid[16])
+{
+    if (ushmemi_log_level < USHMEMI_LOG_DEBUG)
+        return;
+    struct ushmemi_ptr_attr attr;
+    char peer[48];
+    ushmemi_cuda_uuid_text(uuid, peer, sizeof(peer));
+    if (ushmemi_cuda_pointer_query(dev, (const void *)(uintptr_t)va, &attr) != USHMEM_OK)
+        return;
+    ushmemi_debug("cuda backend: imported %zu bytes of %s's memory at 0x%llx; pointer query: "
+                  "%s, host accessible %s, device ordinal %d",
+                  len, peer, (unsigned long long)va,
+                  attr.kind == USHMEMI_MEM_DEVICE ? "device memory"
+                  : attr.kind == USHMEMI_MEM_HOST ? "host memory"
+                                                  : "unknown memory",
+                  attr.host_accessible ? "yes" : "no", attr.device_ordinal);
+}
+
+ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
+                                    const struct ushmemi_ipc_handle *handle, int fd, void **ptr_p)
+{
+    ushmem_status_t status;
+    struct cuda_export_meta meta;
+    CUmemGenericAllocationHandle mem;
+    CUdeviceptr va;
+
+    memcpy(&meta, handle->data, sizeof(meta));
+    if (meta.magic != CUDA_EXPORT_MAGIC || meta.version != CUDA_EXPORT_VERSION) {
+        ushmemi_error("cuda backend: import of fd %d: the handle was not made by this version of "
+                      "the cuda backend (magic 0x%x, version %u); every PE must run the same "
+                      "ushmem and backend", fd, meta.magic, meta.version);
+        status = USHMEM_ERR_INVALID_PARAM;
+        goto close_fd;
+    }
+    if (meta.size < handle->size || meta.size == 0 || meta.size % dev->granularity != 0) {
+        ushmemi_error("cuda backend: import of fd %d: the exported allocation of %llu bytes does "
+                      "not cover the %llu bytes asked for or is not a multiple of this device's "
+                      "granularity %zu", fd, (unsigned long long)meta.size,
+                      (unsigned long long)handle->size, dev->granularity);
+        status = USHMEM_ERR_INVALID_PARAM;
+        goto close_fd;
+    }
+    status = ushmemi_cuda_current(dev, "import");
+    if (status != USHMEM_OK)
+        goto close_fd;
+    CUresult r = ushmemi_cu.cuMemImportFromShareableHandle(
+        &mem, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuMemImportFromShareableHandle", r, "fd %d, POSIX fd", fd);
+        goto close_fd;
+    }
+    /* The handle holds the memory now; the fd has done its work. */
+    close(fd);
+    fd = -1;
+    size_t len = (size_t)meta.size;
+    status = map_handle(dev, mem, len, "a peer's heap", &va);
+    if (status != USHMEM_OK) {
+        if (memcmp(meta.uuid, dev->id.uuid, sizeof(meta.uuid)) != 0)
+            ushmemi_error("cuda backend: mapping another GPU's memory needs peer access between "
+                          "the two devices; without it, USHMEM_IPC=0 reaches the peer over the "
+                          "fabric instead");
+        goto release;
+    }
+    struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_IMPORT,
+                                 .handle = mem, .fd = -1};
+    status = ushmemi_cuda_add_region(dev, &region);
+    if (status != USHMEM_OK)
+        goto unmap;
+    describe_import(dev, va, len, meta.uuid);
+    *ptr_p = (void *)(uintptr_t)va;
+    return USHMEM_OK;
+
+unmap:
+    ushmemi_cu.cuMemUnmap(va, len);
+    ushmemi_cu.cuMemAddressFree(va, len);
+release:
+    ushmemi_cu.cuMemRelease(mem);
+close_fd:
+    if (fd >= 0)
+        close(fd);
+    return status;
+}
+
+ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr, size_t size)
+{
+    struct cuda_region r;
+
+    if (!ushmemi_cuda_take_region(dev, (uintptr_t)ptr, CUDA_REGION_IMPORT, &r)) {
+        ushmemi_error("cuda backend: close_import of %p (%zu bytes), which import did not return",
+                      ptr, size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "close_import");
+    if (status != USHMEM_OK)
+        return status;
+    /* Our own copies into the peer's heap finish before its mapping goes. */
+    ushmemi_cuda_sync(dev);
+    return ushmemi_cuda_release_region(&r);
+}
+
+ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
+                                  size_t len)
+{
+    if (len == 0)
+        return USHMEM_OK;
+    ushmem_status_t status = ushmemi_cuda_current(dev, "copy");
+    if (status != USHMEM_OK)
+        return status;
+    /* Unified addressing: the driver finds each side's memory by address. */
+    CUresult r = ushmemi_cu.cuMemcpyAsync(as_devptr(dst), as_devptr(src), len, dev->stream);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemcpyAsync", r, "dst %p, src %p, %zu bytes", dst, src, len);
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)
+{
+    if (len == 0)
+        return USHMEM_OK;
+    ushmem_status_t status = ushmemi_cuda_current(dev, "memset");
+    if (status != USHMEM_OK)
+        return status;
+    CUresult r = ushmemi_cu.cuMemsetD8Async(as_devptr(dst), (unsigned char)value, len,
+                                            dev->stream);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemsetD8Async", r, "dst %p, value %d, %zu bytes", dst, value,
+                                 len);
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev)
+{
+    ushmem_status_t status = ushmemi_cuda_current(dev, "sync");
+    if (status != USHMEM_OK)
+        return status;
+    CUresult r = ushmemi_cu.cuStreamSynchronize(dev->stream);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuStreamSynchronize", r, "stream of device %d", dev->ordinal);
+    return USHMEM_OK;
+}
+
+/* Whether ptr lies in a heap or import of this backend. */
+static bool in_device_region(struct ushmemi_device *dev, uintptr_t p)
+{
+    bool found = false;
+    pthread_mutex_lock(&dev->lock);
+    for (size_t i = 0; i < dev->nregions && !found; i++) {
+        const struct cuda_region *r = &dev->regions[i];
+        found = r->kind != CUDA_REGION_HOST && p >= r->base && p - r->base < r->size;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return found;
+}
+
+ushmem_status_t ushmemi_cuda_pointer_query(struct ushmemi_device *dev, const void *ptr,
+                                           struct ushmemi_ptr_attr *attr_p)
+{
+    CUmemorytype type = 0;
+    struct ushmemi_ptr_attr attr = {USHMEMI_MEM_UNKNOWN, true, -1, true};
+
+    ushmem_status_t status = ushmemi_cuda_current(dev, "pointer_query");
+    if (status != USHMEM_OK)
+        return status;
+    CUresult r = ushmemi_cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                  as_devptr(ptr));
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+        /* Memory the driver does not know: plain host memory, unless it is
+         * one of our own mappings, which is device memory whatever the
+         * driver's answer. */
+        if (in_device_region(dev, (uintptr_t)ptr))
+            attr = (struct ushmemi_ptr_attr){USHMEMI_MEM_DEVICE, false, dev->ordinal, false};
+        *attr_p = attr;
+        return USHMEM_OK;
+    }
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuPointerGetAttribute", r, "CU_POINTER_ATTRIBUTE_MEMORY_TYPE, %p",
+                                 ptr);
+    switch (type) {
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_ARRAY: {
+        int ordinal = -1;
+        r = ushmemi_cu.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                             as_devptr(ptr));
+        if (r != CUDA_SUCCESS)
+            ordinal = dev->ordinal;
+        attr = (struct ushmemi_ptr_attr){USHMEMI_MEM_DEVICE, false, ordinal, false};
+        break;
+    }
+    case CU_MEMORYTYPE_HOST:
+        attr = (struct ushmemi_ptr_attr){USHMEMI_MEM_HOST, true, -1, true};
+        break;
+    default:
+        /* Managed memory: the CPU may touch it (pages migrate), and it is
+         * not ours. */
+        break;
+    }
+    *attr_p = attr;
+    return USHMEM_OK;
+}

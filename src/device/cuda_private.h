@@ -1,0 +1,147 @@
+/* The cuda backend's private header, shared by cuda.c (driver loading,
+ * errors, open/close, identity), cuda_mem.c (heap, host memory, export and
+ * import, copies, pointer queries) and cuda_p2p.c (peer probe, NVLink
+ * detection through NVML). libcuda is opened at run time, never linked, so
+ * that every ushmem program starts on machines without an NVIDIA driver;
+ * cuda.h is used for types, constants and prototypes only. */
+#ifndef USHMEMI_CUDA_PRIVATE_H
+#define USHMEMI_CUDA_PRIVATE_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+
+/* Every driver entry point the backend calls. cuda.h #defines several of
+ * these names to versioned ones (cuDeviceGetUuid to cuDeviceGetUuid_v2,
+ * cuStreamDestroy to cuStreamDestroy_v2, cuDevicePrimaryCtxRelease to
+ * cuDevicePrimaryCtxRelease_v2); the macro expansion gives each field the
+ * versioned name, its prototype comes from that very declaration, and the
+ * symbol looked up with dlsym is the same versioned name (see cuda.c). */
+#define USHMEMI_CU_SYMBOLS(X)                                                          \
+    X(cuGetErrorName)                                                                  \
+    X(cuInit)                                                                          \
+    X(cuDriverGetVersion)                                                              \
+    X(cuDeviceGetCount)                                                                \
+    X(cuDeviceGet)                                                                     \
+    X(cuDeviceGetAttribute)                                                            \
+    X(cuDeviceGetUuid)                                                                 \
+    X(cuDeviceGetPCIBusId)                                                             \
+    X(cuDeviceCanAccessPeer)                                                           \
+    X(cuDeviceGetP2PAttribute)                                                         \
+    X(cuDevicePrimaryCtxRetain)                                                        \
+    X(cuDevicePrimaryCtxRelease)                                                       \
+    X(cuCtxSetCurrent)                                                                 \
+    X(cuStreamCreate)                                                                  \
+    X(cuStreamDestroy)                                                                 \
+    X(cuStreamSynchronize)                                                             \
+    X(cuMemGetAllocationGranularity)                                                   \
+    X(cuMemCreate)                                                                     \
+    X(cuMemRelease)                                                                    \
+    X(cuMemAddressReserve)                                                             \
+    X(cuMemAddressFree)                                                                \
+    X(cuMemMap)                                                                        \
+    X(cuMemUnmap)                                                                      \
+    X(cuMemSetAccess)                                                                  \
+    X(cuMemExportToShareableHandle)                                                    \
+    X(cuMemImportFromShareableHandle)                                                  \
+    X(cuMemHostAlloc)                                                                  \
+    X(cuMemFreeHost)                                                                   \
+    X(cuMemcpyAsync)                                                                   \
+    X(cuMemsetD8Async)                                                                 \
+    X(cuPointerGetAttribute)
+
+#define USHMEMI_CU_FIELD(name) __typeof__(name) *name;
+struct ushmemi_cu_api {
+    USHMEMI_CU_SYMBOLS(USHMEMI_CU_FIELD)
+};
+#undef USHMEMI_CU_FIELD
+
+/* Filled once per process by the loader in cuda.c; read-only afterwards. */
+extern struct ushmemi_cu_api ushmemi_cu;
+
+enum cuda_region_kind { CUDA_REGION_HEAP, CUDA_REGION_IMPORT, CUDA_REGION_HOST };
+
+/* What the backend handed out: heaps and imports are VMM mappings whose
+ * handle and reservation must be undone in reverse; host memory is pinned. */
+struct cuda_region {
+    uintptr_t base;
+    size_t size; /* mapped (padded) length */
+    enum cuda_region_kind kind;
+    CUmemGenericAllocationHandle handle; /* heaps and imports */
+    int fd;                              /* a heap's export, -1 until exported */
+};
+
+/* NVML, loaded by the first peer probe that needs the link kind (probes run
+ * in shmem_init on one thread). */
+struct cuda_nvml;
+
+struct ushmemi_device {
+    CUdevice cu_dev;
+    int ordinal; /* among the visible devices */
+    int count;   /* visible devices */
+    CUcontext ctx; /* the primary context, retained */
+    CUstream stream;
+    struct ushmemi_device_id id;
+    size_t granularity;  /* VMM allocation granularity of this device */
+    bool rdma_capable;   /* cuMemCreate may ask for GPUDirect RDMA */
+    pthread_mutex_t lock; /* guards regions: PE threads allocate and query concurrently */
+    struct cuda_region *regions;
+    size_t nregions, cap;
+    struct cuda_nvml *nvml; /* NULL until the first probe of another device */
+    bool nvml_tried;
+};
+
+extern const struct ushmemi_device_ops ushmemi_device_cuda_ops;
+
+/* Logs a failed driver call once, naming the call, the values it was given
+ * (fmt, printf style) and the driver's error name; returns the translated
+ * status. */
+ushmem_status_t ushmemi_cuda_fail(const char *call, CUresult result, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* CUresult to ushmem_status_t, without logging. */
+ushmem_status_t ushmemi_cuda_status(CUresult result);
+
+/* Makes the device's context current on the calling thread (the proxy
+ * thread and the main thread both call into the backend). */
+ushmem_status_t ushmemi_cuda_current(struct ushmemi_device *dev, const char *what);
+
+/* Region list (cuda_mem.c). */
+ushmem_status_t ushmemi_cuda_add_region(struct ushmemi_device *dev, const struct cuda_region *r);
+bool ushmemi_cuda_take_region(struct ushmemi_device *dev, uintptr_t base,
+                              enum cuda_region_kind kind, struct cuda_region *region_p);
+/* Undoes a region whatever its kind (close releases what is left). */
+ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r);
+
+/* The ops, defined in the backend's files and gathered in cuda.c. */
+ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p);
+void ushmemi_cuda_heap_free(struct ushmemi_device *dev, void *ptr, size_t size);
+ushmem_status_t ushmemi_cuda_host_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p);
+void ushmemi_cuda_host_free(struct ushmemi_device *dev, void *ptr, size_t size);
+ushmem_status_t ushmemi_cuda_export(struct ushmemi_device *dev, void *ptr, size_t size,
+                                    struct ushmemi_ipc_handle *handle_p);
+ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
+                                    const struct ushmemi_ipc_handle *handle, int fd, void **ptr_p);
+ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr, size_t size);
+ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
+                                  size_t len);
+ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len);
+ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_pointer_query(struct ushmemi_device *dev, const void *ptr,
+                                           struct ushmemi_ptr_attr *attr_p);
+ushmem_status_t ushmemi_cuda_p2p_probe(struct ushmemi_device *dev,
+                                       const struct ushmemi_device_id *peer,
+                                       struct ushmemi_p2p_caps *caps_p);
+/* Unloads NVML if the probe loaded it (cuda_p2p.c). */
+void ushmemi_cuda_nvml_close(struct ushmemi_device *dev);
+
+/* "0000:3b:00.0" of a device, in the form pcie.c parses; "" when the driver
+ * gives none. */
+void ushmemi_cuda_pci_bdf(CUdevice cu_dev, char *bdf_p, size_t len);
+/* "GPU-xxxxxxxx-xxxx-..." as nvidia-smi prints UUIDs, for messages. */
+void ushmemi_cuda_uuid_text(const uint8_t uuid[16], char *buf, size_t len);
+
+#endif

@@ -1,0 +1,17 @@
+/* The node's identity as every device backend reports it: the kernel's boot
+ * id and a hash of boot id and host name that is equal on all processes of
+ * one node and differs between nodes, whichever backend computed it. */
+#ifndef USHMEMI_NODE_ID_H
+#define USHMEMI_NODE_ID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The kernel's boot id as text (a UUID with dashes); "" when unreadable. */
+void ushmemi_node_boot_id(char *buf, size_t len);
+
+/* FNV-1a of "<boot id>/<host name>": the device_id.node_hash of every
+ * backend, so that PEs on one node agree on it whatever backend they run. */
+uint64_t ushmemi_node_hash(void);
+
+#endif
