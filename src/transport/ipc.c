@@ -19,8 +19,9 @@ struct ipc_card {
     uint64_t node_hash;
     uint64_t heap_size;
     uint8_t handle_data[sizeof(((struct ushmemi_ipc_handle *)0)->data)];
+    struct ushmemi_device_id id; /* for the peer-access probe before mapping */
 };
-static_assert(sizeof(struct ipc_card) == 88, "ipc card layout changed");
+static_assert(sizeof(struct ipc_card) == 136, "ipc card layout changed");
 
 struct fetch_state {
     enum ushmemi_fd_method method; /* becomes SOCKET once auto has fallen back */
@@ -152,6 +153,7 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     mine.fd = handle.fd;
     mine.node_hash = id.node_hash;
     mine.heap_size = heap_size;
+    mine.id = id;
     memcpy(mine.handle_data, handle.data, sizeof(mine.handle_data));
     status = oob->allgather(oob->ctx, &mine, cards, sizeof(mine));
     if (status != USHMEM_OK) {
@@ -191,6 +193,21 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
         }
         if (cards[pe].node_hash != id.node_hash) {
             peer->map_why = "peer on another node";
+            continue;
+        }
+        /* GPUs without peer access cannot map each other's memory; such a
+         * pair stays unmapped and its route goes over the fabric (or init
+         * says there is none), instead of an import failing. */
+        struct ushmemi_p2p_caps p2p;
+        status = ops->p2p_probe(dev, &cards[pe].id, &p2p);
+        if (status != USHMEM_OK) {
+            ushmemi_error("ushmemi_ipc_connect: PE %d: the %s backend's peer probe of PE %d "
+                          "failed: %s", oob->rank, ops->name, pe, ushmemi_status_string(status));
+            goto unmap;
+        }
+        if (!p2p.access) {
+            peer->map_why = "not mapped: the device backend reports no peer access between "
+                            "the two devices";
             continue;
         }
 

@@ -12,8 +12,10 @@
  * where every peer but this PE is reached over the fabric. */
 static inline int mpe_mapped(void)
 {
+    /* USHMEM_IPC=0, or the cpu backend posing as devices without peer access. */
     const char *ipc = getenv("USHMEM_IPC");
-    return ipc == NULL || strcmp(ipc, "0") != 0;
+    const char *p2p = getenv("USHMEM_CPU_P2P");
+    return (ipc == NULL || strcmp(ipc, "0") != 0) && (p2p == NULL || strcmp(p2p, "0") != 0);
 }
 
 #define MPE_CHECK(cond, ...)                                                  \
