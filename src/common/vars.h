@@ -54,8 +54,8 @@
     X(cpu_device_heap, "USHMEM_CPU_DEVICE_HEAP", BOOL, "0",                           \
       "Testing: the cpu backend reports its heap as device memory that the CPU must not " \
       "touch, so that the staging and device-memory checks run without a GPU")         \
-    X(cpu_p2p, "USHMEM_CPU_P2P", BOOL, "1",                                          \
-      "Testing: 0 makes the cpu backend report no peer access between its PEs, as GPUs " \
+    X(cpu_no_p2p, "USHMEM_CPU_NO_P2P", BOOL, "0",                                    \
+      "Testing: 1 makes the cpu backend report no peer access between its PEs, as GPUs " \
       "without P2P, so that local peers are not mapped and go over the fabric")         \
     X(cpu_pci_bdfs, "USHMEM_CPU_PCI_BDFS", STRING, "",                                \
       "Testing: comma-separated PCI addresses, one per local rank, that the cpu backend " \

@@ -458,8 +458,8 @@ static ushmem_status_t cpu_p2p_probe(struct ushmemi_device *dev, const struct us
 
     /* same_device stays false: host memory shared by processes needs none of
      * the special handling that two PEs on one GPU do. */
-    /* Testing: USHMEM_CPU_P2P=0 poses as GPUs that cannot reach each other. */
-    caps_p->access = same_node && ushmemi_settings.cpu_p2p;
+    /* Testing: USHMEM_CPU_NO_P2P=1 poses as GPUs that cannot reach each other. */
+    caps_p->access = same_node && !ushmemi_settings.cpu_no_p2p;
     caps_p->native_atomics = caps_p->access;
     caps_p->same_device = false;
     caps_p->link = same_node ? USHMEMI_LINK_HOST_MEMORY : USHMEMI_LINK_NONE;

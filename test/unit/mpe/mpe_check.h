@@ -14,8 +14,8 @@ static inline int mpe_mapped(void)
 {
     /* USHMEM_IPC=0, or the cpu backend posing as devices without peer access. */
     const char *ipc = getenv("USHMEM_IPC");
-    const char *p2p = getenv("USHMEM_CPU_P2P");
-    return (ipc == NULL || strcmp(ipc, "0") != 0) && (p2p == NULL || strcmp(p2p, "0") != 0);
+    const char *no_p2p = getenv("USHMEM_CPU_NO_P2P");
+    return (ipc == NULL || strcmp(ipc, "0") != 0) && (no_p2p == NULL || strcmp(no_p2p, "1") != 0);
 }
 
 #define MPE_CHECK(cond, ...)                                                  \
