@@ -103,52 +103,51 @@ static _Noreturn void no_route(const char *call, enum ushmemi_op_class cls, int 
                   peer->why[cls] ? peer->why[cls] : "none was found at shmem_init");
 }
 
-void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
+enum rma_road { RMA_EMPTY, RMA_MAPPED, RMA_FABRIC, RMA_STAGED };
+
+/* Where one put or get goes, with loc_p filled for the symmetric side; a
+ * missing route is fatal. An empty transfer touches no memory, so only the
+ * PE is checked: programs pass NULL or unaligned pointers with a zero count. */
+static enum rma_road rma_road(const char *call, const void *sym, size_t len, int pe,
+                              struct ushmemi_loc *loc_p)
 {
-    struct ushmemi_loc loc;
     if (len == 0) {
-        /* An empty transfer touches no memory, so only the PE is checked:
-         * programs pass NULL or unaligned pointers with a zero count. */
         if (pe < 0 || pe >= ushmemi_g.n_pes)
             ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
                           ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
-        return;
+        return RMA_EMPTY;
     }
-    ushmemi_locate(call, dest, len, pe, &loc);
+    ushmemi_locate(call, sym, len, pe, loc_p);
     enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
-    if (__builtin_expect(loc.mapped != NULL &&
+    if (__builtin_expect(loc_p->mapped != NULL &&
                              (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF),
-                         1)) {
+                         1))
+        return RMA_MAPPED;
+    if (route == USHMEMI_ROUTE_PROXY_OFI)
+        return RMA_FABRIC;
+    if (route == USHMEMI_ROUTE_STAGED)
+        return RMA_STAGED;
+    no_route(call, USHMEMI_CLASS_RMA, pe);
+}
+
+void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
+{
+    struct ushmemi_loc loc;
+    enum rma_road road = rma_road(call, dest, len, pe, &loc);
+    if (__builtin_expect(road == RMA_MAPPED, 1))
         ushmemi_host_copy(call, loc.mapped, src, len);
-        return;
-    }
-    if (route != USHMEMI_ROUTE_PROXY_OFI && route != USHMEMI_ROUTE_STAGED)
-        no_route(call, USHMEMI_CLASS_RMA, pe);
-    fabric_put(call, pe, &loc, src, len, nbi, route == USHMEMI_ROUTE_STAGED);
+    else if (road != RMA_EMPTY)
+        fabric_put(call, pe, &loc, src, len, nbi, road == RMA_STAGED);
 }
 
 void ushmemi_get(const char *call, void *dst, const void *src, size_t len, int pe, bool nbi)
 {
     struct ushmemi_loc loc;
-    if (len == 0) {
-        /* An empty transfer touches no memory, so only the PE is checked:
-         * programs pass NULL or unaligned pointers with a zero count. */
-        if (pe < 0 || pe >= ushmemi_g.n_pes)
-            ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
-                          ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
-        return;
-    }
-    ushmemi_locate(call, src, len, pe, &loc);
-    enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
-    if (__builtin_expect(loc.mapped != NULL &&
-                             (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF),
-                         1)) {
+    enum rma_road road = rma_road(call, src, len, pe, &loc);
+    if (__builtin_expect(road == RMA_MAPPED, 1))
         ushmemi_host_copy(call, dst, loc.mapped, len);
-        return;
-    }
-    if (route != USHMEMI_ROUTE_PROXY_OFI && route != USHMEMI_ROUTE_STAGED)
-        no_route(call, USHMEMI_CLASS_RMA, pe);
-    fabric_get(call, pe, &loc, dst, len, nbi, route == USHMEMI_ROUTE_STAGED);
+    else if (road != RMA_EMPTY)
+        fabric_get(call, pe, &loc, dst, len, nbi, road == RMA_STAGED);
 }
 
 void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void *addr,
