@@ -35,6 +35,36 @@ const char *shmemx_route_why(int pe, int op_class);
  * route is not an shmemx_route_kind. */
 const char *shmemx_route_name(int route);
 
+/* Stream-ordered calls (cuda backend): queued on the program's stream and
+ * done in its order, by the GPU's copy engines and stream memory
+ * operations, so the host thread does not wait. A cudaStream_t converts to
+ * CUstream. Peers must be mapped (PEs of this node); collectives are on
+ * SHMEM_TEAM_WORLD and, like the host ones, called by every PE in the same
+ * order, one at a time. On backends without streams they end the job with a
+ * message. */
+typedef struct CUstream_st *CUstream;
+#define USHMEMX_HAVE_ON_STREAM 1
+void shmemx_putmem_on_stream(void *dest, const void *source, size_t nbytes, int pe,
+                             CUstream stream);
+void shmemx_getmem_on_stream(void *dest, const void *source, size_t nbytes, int pe,
+                             CUstream stream);
+/* sig_op SHMEM_SIGNAL_SET only: a stream can write a word, not add to it. */
+void shmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nbytes,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                    CUstream stream);
+/* cmp SHMEM_CMP_EQ, SHMEM_CMP_GE or SHMEM_CMP_GT. */
+void shmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,
+                                        CUstream stream);
+void shmemx_quiet_on_stream(CUstream stream);
+void shmemx_barrier_all_on_stream(CUstream stream);
+void shmemx_sync_all_on_stream(CUstream stream);
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source,
+                                 size_t nbytes, CUstream stream);
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source,
+                                  size_t nbytes, int pe_root, CUstream stream);
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source,
+                                 size_t nbytes, CUstream stream);
+
 #ifdef __cplusplus
 }
 #endif

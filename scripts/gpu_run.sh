@@ -3,9 +3,13 @@
 # work there: the GPU topology, `ushmem_info --topology`, mpe_device_heap
 # across GPUs (2 PEs; 4 PEs on 4 GPUs, or two per GPU on 2), with two and
 # three PEs on one GPU, the fabric refusals for a device heap, the
-# cpu-backend device-heap tests, then a summary table.
+# cpu-backend device-heap tests (part "host"); the device API in CUDA
+# kernels, test/unit/cuda under every PE count and route (part "device");
+# the GPU benchmarks beside NVSHMEM and NCCL, scripts/gpu_bench.sh (part
+# "bench"); then a summary table.
 #
-# Usage: [BUILD_DIR=build-gpu] scripts/gpu_run.sh [LOG_DIR]   (default $BUILD_DIR/logs)
+# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,bench] scripts/gpu_run.sh [LOG_DIR]
+#        (LOG_DIR defaults to $BUILD_DIR/logs)
 #
 # The machine needs gcc, meson, ninja, pkg-config, PMIx with headers and the
 # CUDA toolkit headers. Check and libfabric's headers come as Debian packages
@@ -18,6 +22,8 @@ cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 build=${BUILD_DIR:-build-gpu}
 logs=${1:-$build/logs}
+parts=${GPU_RUN_PARTS:-host,device,bench}
+want() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$build" "$logs"
 log=$logs/gpu_run.log
 : >"$log"
@@ -133,6 +139,7 @@ expect() {
     fi
 }
 
+if want host; then
 section "nvidia-smi topo -m"
 run nvidia-smi topo -m
 
@@ -221,6 +228,36 @@ if [ $have_check = 1 ]; then
     else
         record "meson test --suite device-heap (cpu backend)" FAIL
     fi
+fi
+
+fi # host
+
+if want device; then
+    section "device API in CUDA kernels (test/unit/cuda)"
+    if [ $have_check = 1 ] && [ -x "$build/test/unit/cuda/cu_device_api" ]; then
+        say "\$ meson test -C $build --suite cuda --no-rebuild > cuda_tests.txt"
+        timeout "${CUDA_TESTS_TIMEOUT:-300}" $meson test -C "$build" --suite cuda \
+            --print-errorlogs --no-rebuild >"$logs/cuda_tests.txt" 2>&1
+        tee -a "$log" <"$logs/cuda_tests.txt" | grep -E '^ *[0-9]+/[0-9]+ ' | tee -a "$log"
+        while read -r line; do
+            name=$(sed -E 's/^ *[0-9]+\/[0-9]+ +ushmem:cuda \/ ([^ ]+) +([A-Z]+).*/\1/' <<<"$line")
+            result=$(sed -E 's/^ *[0-9]+\/[0-9]+ +ushmem:cuda \/ ([^ ]+) +([A-Z]+).*/\2/' <<<"$line")
+            [ "$result" = OK ] && result=PASS
+            record "$name" "$result"
+        done < <(grep -E '^ *[0-9]+/[0-9]+ +ushmem:cuda' "$logs/cuda_tests.txt")
+    else
+        record "CUDA device-API tests (not built: no Check or no nvcc)" FAIL
+    fi
+fi
+
+if want bench; then
+    section "GPU benchmarks beside NVSHMEM and NCCL (scripts/gpu_bench.sh)"
+    if BUILD_DIR=$build timeout 480 bash scripts/gpu_bench.sh "$logs/bench" >"$logs/gpu_bench.txt" 2>&1; then
+        record "scripts/gpu_bench.sh" PASS
+    else
+        record "scripts/gpu_bench.sh (rc $?)" FAIL
+    fi
+    tail -n 30 "$logs/gpu_bench.txt" | tee -a "$log"
 fi
 
 section "summary"

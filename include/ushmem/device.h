@@ -23,6 +23,14 @@
  *   - ushmem_barrier_all is collective over all PEs with one calling thread
  *     per PE at a time; it completes that thread's operations first. It uses
  *     flags and an epoch of its own, so it never mixes with shmem_barrier_all.
+ *   - The cooperative calls (ushmemx_*_warp, ushmemx_*_block and the block
+ *     collectives) are made by every thread of the warp or block with the
+ *     same arguments; they share the copy between those threads. On the cpu
+ *     backend a thread is its own warp and block.
+ *   - The block collectives (ushmemx_alltoallmem_block and friends) are
+ *     called by one block per PE on every PE, with the same sizes; they
+ *     return when this PE's part is complete everywhere, as the host
+ *     collectives do, and they use the device barrier.
  *   - wait_until with a comparison that is not a USHMEM_CMP_* value returns at
  *     once; a signal operation other than USHMEM_SIGNAL_ADD sets.
  *
@@ -41,44 +49,54 @@
 
 /* ---- Compiler-specific helpers: the only place that knows the toolchain. ----
  * USHMEM_DEVICE_FN: qualifiers of every function in this header.
- * ushmemi_dev_state(): the state; ushmemi_dev_epoch(): the barrier's epoch.
+ * ushmemi_dev_state(): the state.
  * ushmemi_dev_producer(scratch): the producer state to submit with;
  *   ushmemi_dev_quiet_target(ring): the ticket count quiet waits for.
  * ushmemi_dev_load32/64 (acquire), ushmemi_dev_rmw32/64 (one read-modify-write,
  *   numbered as the ring's enum ushmem_ring_amo_op, returning the old value),
  *   at system scope because the other side is another process or device.
+ * ushmemi_dev_post32/64: the same without the old value (add, and, or, xor
+ *   may then be one-way).
  * ushmemi_dev_fence(): a sequentially consistent fence at system scope.
- * ushmemi_dev_copy(): copies bytes to or from mapped peer memory. */
+ * ushmemi_dev_group_rank/size/sync(scope): the threads that make one
+ *   cooperative call (scope 0: the thread, 1: its warp, 2: its block).
+ * ushmemi_dev_copy_group(): copies bytes to or from mapped peer memory, the
+ *   group's threads sharing the work. */
 #if defined(__CUDACC__)
-/* CUDA (host and device passes of nvcc). The state is a __constant__ that the
- * host fills per module; the barrier epoch, which device code writes, is a
- * device global. Without relocatable device code each translation unit has
- * its own copy. CUDA threads have no thread-local storage to hold producer
- * state, so each submission starts from a zeroed producer (a stale head is
- * safe, see ring.h) and quiet waits for every ticket handed out. */
+/* CUDA (host and device passes of nvcc), with or without relocatable device
+ * code. Each translation unit holds its own __constant__ copy of the state:
+ * a static object constructed at program start registers a function that
+ * writes that copy, and shmem_init calls every registered function once the
+ * state is known (a module registered later is written at once). Nothing
+ * else is per module: the barrier's epoch and the peer table live in the
+ * heap. CUDA threads have no thread-local storage to hold producer state, so
+ * each submission starts from a zeroed producer (a stale head is safe, see
+ * ring.h) and quiet waits for every ticket handed out. */
 #include <cuda/atomic>
+#include <cuda_runtime.h>
 #define USHMEM_DEVICE_FN static inline __host__ __device__
-#if defined(__CUDACC_RDC__)
-extern __constant__ struct ushmem_device_state ushmem_device_state;
-extern __device__ uint64_t ushmem_device_barrier_epoch;
-#else
-static __constant__ struct ushmem_device_state ushmem_device_state;
-static __device__ uint64_t ushmem_device_barrier_epoch;
-#endif
+static __constant__ struct ushmem_device_state ushmemi_cuda_state;
+
+/* Writes this module's copy (ushmemi_device_register, device_state.h);
+ * returns NULL, or the CUDA error's name. */
+static const char *ushmemi_cuda_fill(const struct ushmem_device_state *state)
+{
+    cudaError_t err = cudaMemcpyToSymbol(ushmemi_cuda_state, state, sizeof(*state));
+    return err == cudaSuccess ? NULL : cudaGetErrorName(err);
+}
+namespace {
+struct ushmemi_cuda_registrar {
+    ushmemi_cuda_registrar() { ushmemi_device_register("cuda", ushmemi_cuda_fill); }
+};
+static ushmemi_cuda_registrar ushmemi_cuda_registered;
+} /* namespace */
+
 USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
 {
 #if defined(__CUDA_ARCH__)
-    return &ushmem_device_state;
+    return &ushmemi_cuda_state;
 #else
     return NULL; /* the device API is for device code */
-#endif
-}
-USHMEM_DEVICE_FN uint64_t *ushmemi_dev_epoch(void)
-{
-#if defined(__CUDA_ARCH__)
-    return &ushmem_device_barrier_epoch;
-#else
-    return NULL;
 #endif
 }
 USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
@@ -100,18 +118,21 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
     return ushmemi_dev_ref64(*reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(p)))
         .load(cuda::memory_order_acquire);
 }
+/* Atomics are relaxed, as OpenSHMEM's are: fence and quiet order them, and
+ * an acquire-release round trip at system scope costs several times a
+ * relaxed one. A set stays a release store (the non-fetching form). */
 USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
 {
     ushmemi_dev_ref32 a(*p);
     switch (op) {
-    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_acquire);
+    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_relaxed);
     case USHMEM_RING_AMO_SET: a.store(v, cuda::memory_order_release); return 0;
-    case USHMEM_RING_AMO_SWAP: return a.exchange(v, cuda::memory_order_acq_rel);
-    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(cmp, v, cuda::memory_order_acq_rel); return cmp;
-    case USHMEM_RING_AMO_ADD: return a.fetch_add(v, cuda::memory_order_acq_rel);
-    case USHMEM_RING_AMO_AND: return a.fetch_and(v, cuda::memory_order_acq_rel);
-    case USHMEM_RING_AMO_OR: return a.fetch_or(v, cuda::memory_order_acq_rel);
-    default: return a.fetch_xor(v, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_SWAP: return a.exchange(v, cuda::memory_order_relaxed);
+    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(cmp, v, cuda::memory_order_relaxed); return cmp;
+    case USHMEM_RING_AMO_ADD: return a.fetch_add(v, cuda::memory_order_relaxed);
+    case USHMEM_RING_AMO_AND: return a.fetch_and(v, cuda::memory_order_relaxed);
+    case USHMEM_RING_AMO_OR: return a.fetch_or(v, cuda::memory_order_relaxed);
+    default: return a.fetch_xor(v, cuda::memory_order_relaxed);
     }
 }
 USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
@@ -119,23 +140,147 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v
     ushmemi_dev_ref64 a(*reinterpret_cast<unsigned long long *>(p));
     unsigned long long x = v, c = cmp;
     switch (op) {
-    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_acquire);
+    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_relaxed);
     case USHMEM_RING_AMO_SET: a.store(x, cuda::memory_order_release); return 0;
-    case USHMEM_RING_AMO_SWAP: return a.exchange(x, cuda::memory_order_acq_rel);
-    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(c, x, cuda::memory_order_acq_rel); return c;
-    case USHMEM_RING_AMO_ADD: return a.fetch_add(x, cuda::memory_order_acq_rel);
-    case USHMEM_RING_AMO_AND: return a.fetch_and(x, cuda::memory_order_acq_rel);
-    case USHMEM_RING_AMO_OR: return a.fetch_or(x, cuda::memory_order_acq_rel);
-    default: return a.fetch_xor(x, cuda::memory_order_acq_rel);
+    case USHMEM_RING_AMO_SWAP: return a.exchange(x, cuda::memory_order_relaxed);
+    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(c, x, cuda::memory_order_relaxed); return c;
+    case USHMEM_RING_AMO_ADD: return a.fetch_add(x, cuda::memory_order_relaxed);
+    case USHMEM_RING_AMO_AND: return a.fetch_and(x, cuda::memory_order_relaxed);
+    case USHMEM_RING_AMO_OR: return a.fetch_or(x, cuda::memory_order_relaxed);
+    default: return a.fetch_xor(x, cuda::memory_order_relaxed);
     }
+}
+/* A non-fetching add, and, or or xor is a one-way reduction (red): the
+ * thread does not wait a round trip for an old value nobody reads. */
+USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    switch (op) {
+    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    default: break;
+    }
+#endif
+    ushmemi_dev_rmw32(p, op, v, 0);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned long long x = v;
+    switch (op) {
+    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    default: break;
+    }
+#endif
+    ushmemi_dev_rmw64(p, op, v, 0);
 }
 USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
 }
-USHMEM_DEVICE_FN void ushmemi_dev_copy(void *dst, const void *src, size_t n)
+/* Threads that share a cooperative call: scope 0 the calling thread alone,
+ * 1 its warp (the threads of it that are active), 2 its block. */
+USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
 {
-    memcpy(dst, src, n);
+#if defined(__CUDA_ARCH__)
+    if (scope == 2)
+        return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    if (scope == 1) {
+        unsigned lane;
+        asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+        return __popc(__activemask() & ((1u << lane) - 1u));
+    }
+#endif
+    (void)scope;
+    return 0;
+}
+USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
+{
+#if defined(__CUDA_ARCH__)
+    if (scope == 2)
+        return blockDim.x * blockDim.y * blockDim.z;
+    if (scope == 1)
+        return __popc(__activemask());
+#endif
+    (void)scope;
+    return 1;
+}
+USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
+{
+#if defined(__CUDA_ARCH__)
+    if (scope == 2)
+        __syncthreads();
+    else if (scope == 1)
+        __syncwarp(__activemask());
+#endif
+    (void)scope;
+}
+/* Copies n bytes with `size` threads, this one being `rank`, in words of W
+ * bytes (dst and src share their alignment modulo W); four words in flight
+ * per thread, since a load from a peer's memory takes a microsecond (and
+ * more would spill registers in blocks of 1024 threads). */
+#if defined(__CUDA_ARCH__)
+#define USHMEMI_DEV_UNROLL _Pragma("unroll")
+#else
+#define USHMEMI_DEV_UNROLL
+#endif
+template <typename W>
+__host__ __device__ static inline void ushmemi_dev_copy_words(char *dst, const char *src, size_t n,
+                                                              unsigned rank, unsigned size)
+{
+    size_t head = (sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1);
+    if (head > n)
+        head = n;
+    for (size_t i = rank; i < head; i += size)
+        dst[i] = src[i];
+    W *d = reinterpret_cast<W *>(dst + head);
+    const W *s = reinterpret_cast<const W *>(src + head);
+    size_t nw = (n - head) / sizeof(W), i = rank;
+    for (; i + 3 * (size_t)size < nw; i += 4 * (size_t)size) {
+        W v[4];
+        USHMEMI_DEV_UNROLL
+        for (int k = 0; k < 4; k++)
+            v[k] = s[i + k * (size_t)size];
+        USHMEMI_DEV_UNROLL
+        for (int k = 0; k < 4; k++)
+            d[i + k * (size_t)size] = v[k];
+    }
+    for (; i < nw; i += size)
+        d[i] = s[i];
+    for (size_t j = head + nw * sizeof(W) + rank; j < n; j += size)
+        dst[j] = src[j];
+}
+USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n, unsigned rank,
+                                             unsigned size)
+{
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
+
+    /* One aligned word (p, g, a flag): one load and one store, so that a
+     * waiting PE never sees it half written. */
+    if (size == 1 && (n & (n - 1)) == 0 && n <= 16 && (((uintptr_t)d | skew) & (n - 1)) == 0) {
+        switch (n) {
+        case 1: *d = *s; return;
+        case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); return;
+        case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); return;
+        case 8: *reinterpret_cast<uint64_t *>(d) = *reinterpret_cast<const uint64_t *>(s); return;
+        default: *reinterpret_cast<int4 *>(d) = *reinterpret_cast<const int4 *>(s); return;
+        }
+    }
+    if ((skew & 15) == 0)
+        ushmemi_dev_copy_words<int4>(d, s, n, rank, size);
+    else if ((skew & 7) == 0)
+        ushmemi_dev_copy_words<uint64_t>(d, s, n, rank, size);
+    else if ((skew & 3) == 0)
+        ushmemi_dev_copy_words<uint32_t>(d, s, n, rank, size);
+    else
+        ushmemi_dev_copy_words<char>(d, s, n, rank, size);
 }
 
 #elif defined(SYCL_LANGUAGE_VERSION)
@@ -183,10 +328,6 @@ USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
 {
     return &ushmem_device_state;
 }
-USHMEM_DEVICE_FN uint64_t *ushmemi_dev_epoch(void)
-{
-    return &ushmem_device_state.barrier_epoch;
-}
 USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
 {
     (void)scratch;
@@ -233,12 +374,38 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v
     default: return USHMEMI_DEV_FETCH(a, xor, v);
     }
 }
+USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
+{
+    ushmemi_dev_rmw32(p, op, v, 0);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
+{
+    ushmemi_dev_rmw64(p, op, v, 0);
+}
 USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     USHMEMI_DEV_FENCE();
 }
-USHMEM_DEVICE_FN void ushmemi_dev_copy(void *dst, const void *src, size_t n)
+/* A host thread is its own warp and block. */
+USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
 {
+    (void)scope;
+    return 0;
+}
+USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
+{
+    (void)scope;
+    return 1;
+}
+USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
+{
+    (void)scope;
+}
+USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n, unsigned rank,
+                                             unsigned size)
+{
+    (void)rank;
+    (void)size;
     memcpy(dst, src, n);
 }
 #endif
@@ -308,51 +475,82 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, un
 
 /* ---- RMA ---- */
 
-USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes, int pe, int nbi)
+#define USHMEMI_DEV_THREAD 0u
+#define USHMEMI_DEV_WARP 1u
+#define USHMEMI_DEV_BLOCK 2u
+
+/* A put by the threads of `scope`: on the direct road they share the copy;
+ * through the proxy one of them submits. The group meets before (its source
+ * is written) and after (a blocking call has returned for all of it). */
+USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes, int pe, int nbi,
+                                      unsigned scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
+    unsigned rank = ushmemi_dev_group_rank(scope);
 
     if (nbytes == 0)
         return;
+    ushmemi_dev_group_sync(scope);
     if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))
-        ushmemi_dev_copy(ushmemi_dev_peer_addr(s, dest, pe), src, nbytes);
-    else
+        ushmemi_dev_copy_group(ushmemi_dev_peer_addr(s, dest, pe), src, nbytes, rank,
+                               ushmemi_dev_group_size(scope));
+    else if (rank == 0)
         ushmemi_dev_submit(s, nbi ? USHMEM_RING_OP_PUT_NBI : USHMEM_RING_OP_PUT, pe, dest,
                            (uint64_t)(uintptr_t)src, nbytes, !nbi);
+    ushmemi_dev_group_sync(scope);
 }
 
-USHMEM_DEVICE_FN void ushmemi_dev_get(void *dest, const void *src, size_t nbytes, int pe, int nbi)
+USHMEM_DEVICE_FN void ushmemi_dev_get(void *dest, const void *src, size_t nbytes, int pe, int nbi,
+                                      unsigned scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
+    unsigned rank = ushmemi_dev_group_rank(scope);
 
     if (nbytes == 0)
         return;
+    ushmemi_dev_group_sync(scope);
     if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))
-        ushmemi_dev_copy(dest, ushmemi_dev_peer_addr(s, src, pe), nbytes);
-    else
+        ushmemi_dev_copy_group(dest, ushmemi_dev_peer_addr(s, src, pe), nbytes, rank,
+                               ushmemi_dev_group_size(scope));
+    else if (rank == 0)
         ushmemi_dev_submit(s, nbi ? USHMEM_RING_OP_GET_NBI : USHMEM_RING_OP_GET, pe, src,
                            (uint64_t)(uintptr_t)dest, nbytes, !nbi);
+    ushmemi_dev_group_sync(scope);
 }
 
-USHMEM_DEVICE_FN void ushmem_putmem(void *dest, const void *src, size_t nbytes, int pe)
-{
-    ushmemi_dev_put(dest, src, nbytes, pe, 0);
-}
-
-USHMEM_DEVICE_FN void ushmem_getmem(void *dest, const void *src, size_t nbytes, int pe)
-{
-    ushmemi_dev_get(dest, src, nbytes, pe, 0);
-}
-
-USHMEM_DEVICE_FN void ushmem_putmem_nbi(void *dest, const void *src, size_t nbytes, int pe)
-{
-    ushmemi_dev_put(dest, src, nbytes, pe, 1);
-}
-
-USHMEM_DEVICE_FN void ushmem_getmem_nbi(void *dest, const void *src, size_t nbytes, int pe)
-{
-    ushmemi_dev_get(dest, src, nbytes, pe, 1);
-}
+/* The untyped calls: X(suffix of the name, scope). */
+#define USHMEMI_DEV_MEM_SCOPES(X)                                                      \
+    X(, USHMEMI_DEV_THREAD)                                                            \
+    X(_warp, USHMEMI_DEV_WARP)                                                         \
+    X(_block, USHMEMI_DEV_BLOCK)
+#define USHMEMI_DEV_MEM(SUFFIX, SCOPE)                                                 \
+    USHMEM_DEVICE_FN void USHMEMI_DEV_MEM_NAME(putmem, SUFFIX)(void *dest, const void *src, \
+                                                                size_t nbytes, int pe) \
+    {                                                                                  \
+        ushmemi_dev_put(dest, src, nbytes, pe, 0, SCOPE);                              \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void USHMEMI_DEV_MEM_NAME(getmem, SUFFIX)(void *dest, const void *src, \
+                                                                size_t nbytes, int pe) \
+    {                                                                                  \
+        ushmemi_dev_get(dest, src, nbytes, pe, 0, SCOPE);                              \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void USHMEMI_DEV_MEM_NAME(putmem_nbi, SUFFIX)(void *dest, const void *src, \
+                                                                    size_t nbytes, int pe) \
+    {                                                                                  \
+        ushmemi_dev_put(dest, src, nbytes, pe, 1, SCOPE);                              \
+    }                                                                                  \
+    USHMEM_DEVICE_FN void USHMEMI_DEV_MEM_NAME(getmem_nbi, SUFFIX)(void *dest, const void *src, \
+                                                                    size_t nbytes, int pe) \
+    {                                                                                  \
+        ushmemi_dev_get(dest, src, nbytes, pe, 1, SCOPE);                              \
+    }
+/* ushmem_putmem for the thread, ushmemx_putmem_warp and _block for groups. */
+#define USHMEMI_DEV_MEM_NAME(CALL, SUFFIX) USHMEMI_DEV_MEM_NAME_##SUFFIX(CALL)
+#define USHMEMI_DEV_MEM_NAME_(CALL) ushmem_##CALL
+#define USHMEMI_DEV_MEM_NAME__warp(CALL) ushmemx_##CALL##_warp
+#define USHMEMI_DEV_MEM_NAME__block(CALL) ushmemx_##CALL##_block
+USHMEMI_DEV_MEM_SCOPES(USHMEMI_DEV_MEM)
+#undef USHMEMI_DEV_MEM
 
 /* Types of the typed RMA calls: X(C type, name in the call). */
 #define USHMEM_DEVICE_RMA_TYPES(X)                                                     \
@@ -380,35 +578,44 @@ USHMEM_DEVICE_FN void ushmem_getmem_nbi(void *dest, const void *src, size_t nbyt
     X(size_t, size)                                                                    \
     X(ptrdiff_t, ptrdiff)
 
-/* p and g go through a local copy of the value, which a proxied request names
- * as its local address; they are blocking, so the copy outlives it. */
+/* p and g are one volatile store or load on the direct road (the value is
+ * never half written, and never cached); through the proxy they go through a
+ * local copy of the value, which the request names as its local address.
+ * They are blocking, so the copy outlives the request. */
 #define USHMEMI_DEV_RMA_TYPED(T, NAME)                                                 \
     USHMEM_DEVICE_FN void ushmem_##NAME##_put(T *dest, const T *src, size_t nelems, int pe) \
     {                                                                                  \
-        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 0);                         \
+        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 0, USHMEMI_DEV_THREAD);     \
     }                                                                                  \
     USHMEM_DEVICE_FN void ushmem_##NAME##_get(T *dest, const T *src, size_t nelems, int pe) \
     {                                                                                  \
-        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 0);                         \
+        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 0, USHMEMI_DEV_THREAD);     \
     }                                                                                  \
     USHMEM_DEVICE_FN void ushmem_##NAME##_put_nbi(T *dest, const T *src, size_t nelems,  \
                                                   int pe)                              \
     {                                                                                  \
-        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 1);                         \
+        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 1, USHMEMI_DEV_THREAD);     \
     }                                                                                  \
     USHMEM_DEVICE_FN void ushmem_##NAME##_get_nbi(T *dest, const T *src, size_t nelems,  \
                                                   int pe)                              \
     {                                                                                  \
-        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 1);                         \
+        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 1, USHMEMI_DEV_THREAD);     \
     }                                                                                  \
     USHMEM_DEVICE_FN void ushmem_##NAME##_p(T *dest, T value, int pe)                  \
     {                                                                                  \
-        ushmemi_dev_put(dest, &value, sizeof(T), pe, 0);                               \
+        const struct ushmem_device_state *s = ushmemi_dev_state();                     \
+        if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))                        \
+            *(volatile T *)ushmemi_dev_peer_addr(s, dest, pe) = value;                 \
+        else                                                                           \
+            ushmemi_dev_put(dest, &value, sizeof(T), pe, 0, USHMEMI_DEV_THREAD);       \
     }                                                                                  \
     USHMEM_DEVICE_FN T ushmem_##NAME##_g(const T *src, int pe)                         \
     {                                                                                  \
+        const struct ushmem_device_state *s = ushmemi_dev_state();                     \
         T value;                                                                       \
-        ushmemi_dev_get(&value, src, sizeof(T), pe, 0);                                \
+        if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))                        \
+            return *(const volatile T *)ushmemi_dev_peer_addr(s, src, pe);             \
+        ushmemi_dev_get(&value, src, sizeof(T), pe, 0, USHMEMI_DEV_THREAD);            \
         return value;                                                                  \
     }
 USHMEM_DEVICE_RMA_TYPES(USHMEMI_DEV_RMA_TYPED)
@@ -465,6 +672,13 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
 
     if (ushmemi_dev_direct(s, pe, cls)) {
         void *target = ushmemi_dev_peer_addr(s, dest, pe);
+        if (!fetch) {
+            if (size == 4)
+                ushmemi_dev_post32((uint32_t *)target, op, (uint32_t)value);
+            else
+                ushmemi_dev_post64((uint64_t *)target, op, value);
+            return 0;
+        }
         if (size == 4)
             return ushmemi_dev_rmw32((uint32_t *)target, op, (uint32_t)value, (uint32_t)compare);
         return ushmemi_dev_rmw64((uint64_t *)target, op, value, compare);
@@ -627,19 +841,73 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
 
 /* ---- Signals and waits ---- */
 
+/* A put and a signal by the threads of `scope`: the signal is issued once
+ * the data is complete at the target, on either road, so it never overtakes
+ * the data. Non-blocking forms behave as the blocking ones. */
+USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, size_t nbytes,
+                                             uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                             int pe, unsigned scope)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    unsigned rank = ushmemi_dev_group_rank(scope);
+
+    ushmemi_dev_group_sync(scope);
+    if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA)) {
+        ushmemi_dev_copy_group(ushmemi_dev_peer_addr(s, dest, pe), source, nbytes, rank,
+                               ushmemi_dev_group_size(scope));
+        /* Every thread's stores are visible before the group meets and
+         * one of them signals. */
+        ushmemi_dev_fence();
+    } else if (rank == 0 && nbytes > 0) {
+        ushmemi_dev_submit(s, USHMEM_RING_OP_PUT, pe, dest, (uint64_t)(uintptr_t)source, nbytes, 1);
+    }
+    ushmemi_dev_group_sync(scope);
+    if (rank == 0)
+        ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL,
+                        sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET,
+                        USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
+    ushmemi_dev_group_sync(scope);
+}
+
 USHMEM_DEVICE_FN void ushmem_putmem_signal(void *dest, const void *source, size_t nbytes,
                                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_THREAD);
+}
 
-    /* A blocking put is complete at the target before the signal is issued,
-     * on either road, so the signal never overtakes the data. */
-    ushmemi_dev_put(dest, source, nbytes, pe, 0);
-    if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA))
-        ushmemi_dev_fence();
-    ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL,
-                    sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET,
-                    USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
+USHMEM_DEVICE_FN void ushmem_putmem_signal_nbi(void *dest, const void *source, size_t nbytes,
+                                               uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                               int pe)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_THREAD);
+}
+
+USHMEM_DEVICE_FN void ushmemx_putmem_signal_warp(void *dest, const void *source, size_t nbytes,
+                                                 uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                                 int pe)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_WARP);
+}
+
+USHMEM_DEVICE_FN void ushmemx_putmem_signal_block(void *dest, const void *source, size_t nbytes,
+                                                  uint64_t *sig_addr, uint64_t signal, int sig_op,
+                                                  int pe)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_BLOCK);
+}
+
+USHMEM_DEVICE_FN void ushmemx_putmem_signal_nbi_warp(void *dest, const void *source,
+                                                     size_t nbytes, uint64_t *sig_addr,
+                                                     uint64_t signal, int sig_op, int pe)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_WARP);
+}
+
+USHMEM_DEVICE_FN void ushmemx_putmem_signal_nbi_block(void *dest, const void *source,
+                                                      size_t nbytes, uint64_t *sig_addr,
+                                                      uint64_t signal, int sig_op, int pe)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_BLOCK);
 }
 
 /* The signal word of this PE. */
@@ -708,24 +976,29 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_load_bits(const void *addr, size_t size)
 USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 #undef USHMEMI_DEV_WAIT
 
-/* ---- Barrier ---- */
+/* ---- Barrier and collectives ---- */
 
 /* Dissemination barrier over the device flags in every PE's reserved heap
  * area: in round k this PE adds one to flag k of PE me + 2^k and waits until
  * its own flag k has reached the barrier's epoch. Each PE receives exactly
  * one signal per round and barrier, so the flags count barriers and never
  * need resetting; the flags and epoch are the device barrier's own. Signals
- * go the SYNC class's road. */
-USHMEM_DEVICE_FN void ushmem_barrier_all(void)
+ * go the SYNC class's road. `complete` first completes the calling thread's
+ * operations (barrier_all) or only orders them (sync_all). */
+USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
-    uint64_t *epoch_p = ushmemi_dev_epoch();
-    uint64_t epoch = *epoch_p + 1;
+    uint64_t *epoch_p = (uint64_t *)(uintptr_t)(s->heap_base + s->device_epoch_offset);
+    /* Read and written at system scope: the next caller may be a thread of
+     * another block, on another SM with its own cache. */
+    uint64_t epoch = ushmemi_dev_load64(epoch_p) + 1;
     uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
     unsigned k = 0;
 
-    /* Everything this thread issued is complete before any PE may leave. */
-    ushmem_quiet();
+    if (complete)
+        ushmem_quiet();
+    else
+        ushmemi_dev_fence();
     for (int64_t dist = 1; dist < s->n_pes && k < s->device_flags_count; dist *= 2, k++) {
         int to = (int)((s->my_pe + dist) % s->n_pes);
         unsigned spins = 0;
@@ -735,10 +1008,75 @@ USHMEM_DEVICE_FN void ushmem_barrier_all(void)
         while (ushmemi_dev_load64(&flags[k]) < epoch)
             ushmem_ring_backoff(&spins);
     }
-    *epoch_p = epoch;
+    ushmemi_dev_rmw64(epoch_p, USHMEM_RING_AMO_SET, epoch, 0);
     /* The proxied signals are done too, so a later quiet has nothing of the
      * barrier's to wait for. */
-    ushmem_quiet();
+    if (s->ring != NULL)
+        ushmem_quiet();
+}
+
+/* Completes the calling thread's operations and waits for every PE. */
+USHMEM_DEVICE_FN void ushmem_barrier_all(void)
+{
+    ushmemi_dev_barrier(1);
+}
+
+/* Waits for every PE; the caller's stores are ordered before, not completed. */
+USHMEM_DEVICE_FN void ushmem_sync_all(void)
+{
+    ushmemi_dev_barrier(0);
+}
+
+/* The end of a block collective: every thread's puts are complete (direct
+ * stores made visible by each thread, proxied ones by the barrier's quiet)
+ * and every PE has done its part. */
+USHMEM_DEVICE_FN void ushmemi_dev_block_barrier(void)
+{
+    ushmemi_dev_fence();
+    ushmemi_dev_group_sync(USHMEMI_DEV_BLOCK);
+    if (ushmemi_dev_group_rank(USHMEMI_DEV_BLOCK) == 0)
+        ushmemi_dev_barrier(1);
+    ushmemi_dev_group_sync(USHMEMI_DEV_BLOCK);
+}
+
+/* dest[pe * nbytes ...] on every PE receives src of that PE's block for this
+ * PE, that is src[me * nbytes ...] of PE pe. Peers are taken from the next
+ * PE on, so that PEs do not all write to one PE at once. */
+USHMEM_DEVICE_FN void ushmemx_alltoallmem_block(void *dest, const void *src, size_t nbytes)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    for (int i = 0; i < s->n_pes; i++) {
+        int pe = (s->my_pe + 1 + i) % s->n_pes;
+        ushmemi_dev_put((char *)dest + (size_t)s->my_pe * nbytes,
+                        (const char *)src + (size_t)pe * nbytes, nbytes, pe, 1,
+                        USHMEMI_DEV_BLOCK);
+    }
+    ushmemi_dev_block_barrier();
+}
+
+/* dest on every PE, root included, receives src of root. */
+USHMEM_DEVICE_FN void ushmemx_broadcastmem_block(void *dest, const void *src, size_t nbytes,
+                                                 int root)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    if (s->my_pe == root) {
+        for (int i = 0; i < s->n_pes; i++)
+            ushmemi_dev_put(dest, src, nbytes, (root + 1 + i) % s->n_pes, 1, USHMEMI_DEV_BLOCK);
+    }
+    ushmemi_dev_block_barrier();
+}
+
+/* dest[pe * nbytes ...] on every PE receives src of PE pe. */
+USHMEM_DEVICE_FN void ushmemx_fcollectmem_block(void *dest, const void *src, size_t nbytes)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    for (int i = 0; i < s->n_pes; i++)
+        ushmemi_dev_put((char *)dest + (size_t)s->my_pe * nbytes, src, nbytes,
+                        (s->my_pe + 1 + i) % s->n_pes, 1, USHMEMI_DEV_BLOCK);
+    ushmemi_dev_block_barrier();
 }
 
 #endif

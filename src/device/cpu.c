@@ -552,6 +552,29 @@ static void cpu_unshare_static(struct ushmemi_device *dev, void *start, size_t l
     close(r.fd);
 }
 
+/* Host threads have no streams to order work on. */
+static ushmem_status_t cpu_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
+                                       const void *src, size_t len)
+{
+    (void)dev, (void)stream, (void)dst, (void)src, (void)len;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+static ushmem_status_t cpu_stream_write64(struct ushmemi_device *dev, void *stream,
+                                          uint64_t *addr, uint64_t value)
+{
+    (void)dev, (void)stream, (void)addr, (void)value;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+static ushmem_status_t cpu_stream_wait64(struct ushmemi_device *dev, void *stream,
+                                         const uint64_t *addr, uint64_t value,
+                                         enum ushmemi_stream_cmp cmp)
+{
+    (void)dev, (void)stream, (void)addr, (void)value, (void)cmp;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
 const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .size = sizeof(struct ushmemi_device_ops),
     .name = "cpu",
@@ -570,6 +593,9 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .copy = cpu_copy,
     .memset = cpu_memset,
     .sync = cpu_sync,
+    .stream_copy = cpu_stream_copy,
+    .stream_write64 = cpu_stream_write64,
+    .stream_wait64 = cpu_stream_wait64,
     .pointer_query = cpu_pointer_query,
     .p2p_probe = cpu_p2p_probe,
 };

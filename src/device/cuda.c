@@ -272,6 +272,24 @@ static ushmem_status_t read_identity(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
+/* The device of the calling thread's current context, or -1 when it has
+ * none: a program that called cudaSetDevice before shmem_init has one. */
+static ushmem_status_t program_device(CUdevice *cu_dev_p)
+{
+    CUcontext ctx = NULL;
+    CUresult r = ushmemi_cu.cuCtxGetCurrent(&ctx);
+
+    *cu_dev_p = -1;
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuCtxGetCurrent", r, "&ctx");
+    if (ctx == NULL)
+        return USHMEM_OK;
+    r = ushmemi_cu.cuCtxGetDevice(cu_dev_p);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuCtxGetDevice", r, "current context %p", (void *)ctx);
+    return USHMEM_OK;
+}
+
 static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_device **dev_p)
 {
     ushmem_status_t status;
@@ -301,14 +319,25 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
         ushmemi_error("cuda backend: cannot allocate the device for local rank %d", local_rank);
         return USHMEM_ERR_NO_MEMORY;
     }
-    /* One device per PE while there are enough; beyond that PEs share
-     * devices round robin, which the peer probe reports as same_device. */
+    /* The device the program made current before shmem_init (cudaSetDevice)
+     * is its choice. Otherwise one device per PE while there are enough;
+     * beyond that PEs share devices round robin, which the peer probe
+     * reports as same_device. */
     dev->count = count;
-    dev->ordinal = local_rank % count;
-    r = ushmemi_cu.cuDeviceGet(&dev->cu_dev, dev->ordinal);
-    if (r != CUDA_SUCCESS) {
-        status = ushmemi_cuda_fail("cuDeviceGet", r, "ordinal %d of %d", dev->ordinal, count);
+    const char *chosen_by = "local rank";
+    status = program_device(&dev->cu_dev);
+    if (status != USHMEM_OK)
         goto free_dev;
+    if (dev->cu_dev >= 0) {
+        dev->ordinal = (int)dev->cu_dev; /* a CUdevice is the device's ordinal */
+        chosen_by = "the program's current device";
+    } else {
+        dev->ordinal = local_rank % count;
+        r = ushmemi_cu.cuDeviceGet(&dev->cu_dev, dev->ordinal);
+        if (r != CUDA_SUCCESS) {
+            status = ushmemi_cuda_fail("cuDeviceGet", r, "ordinal %d of %d", dev->ordinal, count);
+            goto free_dev;
+        }
     }
     status = check_features(dev);
     if (status != USHMEM_OK)
@@ -340,9 +369,9 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
 
     char uuid_text[48];
     ushmemi_cuda_uuid_text(dev->id.uuid, uuid_text, sizeof(uuid_text));
-    ushmemi_debug("cuda backend: local rank %d of %d on device %d of %d (%s, PCI %s), driver "
-                  "API %d, granularity %zu, GPUDirect RDMA flag %s",
-                  local_rank, local_size, dev->ordinal, count, uuid_text,
+    ushmemi_debug("cuda backend: local rank %d of %d on device %d of %d (by %s; %s, PCI %s), "
+                  "driver API %d, granularity %zu, GPUDirect RDMA flag %s",
+                  local_rank, local_size, dev->ordinal, count, chosen_by, uuid_text,
                   dev->id.pci_bdf[0] ? dev->id.pci_bdf : "unknown", loader.version,
                   dev->granularity, dev->rdma_capable ? "on" : "off");
     *dev_p = dev;
@@ -420,6 +449,9 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .copy = ushmemi_cuda_copy,
     .memset = ushmemi_cuda_memset,
     .sync = ushmemi_cuda_sync,
+    .stream_copy = ushmemi_cuda_stream_copy,
+    .stream_write64 = ushmemi_cuda_stream_write64,
+    .stream_wait64 = ushmemi_cuda_stream_wait64,
     .pointer_query = ushmemi_cuda_pointer_query,
     .p2p_probe = ushmemi_cuda_p2p_probe,
 };

@@ -425,6 +425,64 @@ ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr,
     return ushmemi_cuda_release_region(&r);
 }
 
+/* The stream calls: the program's stream, in its order. The context of the
+ * stream is the program's; ours is made current only for the driver's
+ * sake (a stream of another context is refused by the driver itself). */
+ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
+                                         const void *src, size_t len)
+{
+    if (len == 0)
+        return USHMEM_OK;
+    ushmem_status_t status = ushmemi_cuda_current(dev, "stream copy");
+    if (status != USHMEM_OK)
+        return status;
+    CUresult r = ushmemi_cu.cuMemcpyAsync(as_devptr(dst), as_devptr(src), len, (CUstream)stream);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemcpyAsync", r, "dst %p, src %p, %zu bytes, stream %p", dst,
+                                 src, len, stream);
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *stream,
+                                            uint64_t *addr, uint64_t value)
+{
+    ushmem_status_t status = ushmemi_cuda_current(dev, "stream write");
+    if (status != USHMEM_OK)
+        return status;
+    /* The default flags put a memory barrier before the write: what the
+     * stream did before is visible to whoever sees the value. */
+    CUresult r = ushmemi_cu.cuStreamWriteValue64((CUstream)stream, as_devptr(addr), value,
+                                                 CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuStreamWriteValue64_v2", r, "stream %p, %p, value %llu",
+                                 stream, (void *)addr, (unsigned long long)value);
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *stream,
+                                           const uint64_t *addr, uint64_t value,
+                                           enum ushmemi_stream_cmp cmp)
+{
+    ushmem_status_t status = ushmemi_cuda_current(dev, "stream wait");
+    if (status != USHMEM_OK)
+        return status;
+    /* FLUSH: remote writes that arrived before the value are visible to
+     * the work after the wait. */
+    unsigned flags = (cmp == USHMEMI_STREAM_EQ ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ) |
+                     CU_STREAM_WAIT_VALUE_FLUSH;
+    CUresult r = ushmemi_cu.cuStreamWaitValue64((CUstream)stream, as_devptr(addr), value, flags);
+    /* FLUSH is for writes from third-party devices (a NIC) and needs a
+     * device attribute; GPUs' peer writes are visible without it. */
+    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED)
+        r = ushmemi_cu.cuStreamWaitValue64((CUstream)stream, as_devptr(addr), value,
+                                           flags & ~(unsigned)CU_STREAM_WAIT_VALUE_FLUSH);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuStreamWaitValue64_v2", r, "stream %p, %p, %s %llu", stream,
+                                 (void *)addr, cmp == USHMEMI_STREAM_EQ ? "==" : ">=",
+                                 (unsigned long long)value);
+    return USHMEM_OK;
+}
+
 ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
                                   size_t len)
 {

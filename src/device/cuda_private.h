@@ -35,6 +35,8 @@
     X(cuDevicePrimaryCtxRetain)                                                        \
     X(cuDevicePrimaryCtxRelease)                                                       \
     X(cuCtxSetCurrent)                                                                 \
+    X(cuCtxGetCurrent)                                                                 \
+    X(cuCtxGetDevice)                                                                  \
     X(cuStreamCreate)                                                                  \
     X(cuStreamDestroy)                                                                 \
     X(cuStreamSynchronize)                                                             \
@@ -51,6 +53,8 @@
     X(cuMemHostAlloc)                                                                  \
     X(cuMemFreeHost)                                                                   \
     X(cuMemcpyAsync)                                                                   \
+    X(cuStreamWriteValue64)                                                            \
+    X(cuStreamWaitValue64)                                                             \
     X(cuMemsetD8Async)                                                                 \
     X(cuPointerGetAttribute)
 
@@ -130,6 +134,13 @@ ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const v
                                   size_t len);
 ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len);
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
+                                         const void *src, size_t len);
+ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *stream,
+                                            uint64_t *addr, uint64_t value);
+ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *stream,
+                                           const uint64_t *addr, uint64_t value,
+                                           enum ushmemi_stream_cmp cmp);
 ushmem_status_t ushmemi_cuda_pointer_query(struct ushmemi_device *dev, const void *ptr,
                                            struct ushmemi_ptr_attr *attr_p);
 ushmem_status_t ushmemi_cuda_p2p_probe(struct ushmemi_device *dev,

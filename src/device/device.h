@@ -63,6 +63,11 @@ struct ushmemi_p2p_caps {
     enum ushmemi_link_kind link;
 };
 
+enum ushmemi_stream_cmp {
+    USHMEMI_STREAM_GEQ, /* *addr >= value (as a difference of 64-bit words) */
+    USHMEMI_STREAM_EQ,
+};
+
 struct ushmemi_device_ops {
     size_t size; /* sizeof(struct ushmemi_device_ops) for versioning */
     const char *name;
@@ -104,6 +109,20 @@ struct ushmemi_device_ops {
     ushmem_status_t (*copy)(struct ushmemi_device *dev, void *dst, const void *src, size_t len);
     ushmem_status_t (*memset)(struct ushmemi_device *dev, void *dst, int value, size_t len);
     ushmem_status_t (*sync)(struct ushmemi_device *dev);
+
+    /* Work queued on a stream of the program's (a CUstream on cuda), in
+     * that stream's order: a copy on a copy engine; a write of a 64-bit
+     * word after everything before it on the stream; a wait, holding back
+     * what follows on the stream, until the word at addr compares with
+     * value (every backend has GEQ and EQ). Backends without streams
+     * answer ERR_UNSUPPORTED. */
+    ushmem_status_t (*stream_copy)(struct ushmemi_device *dev, void *stream, void *dst,
+                                   const void *src, size_t len);
+    ushmem_status_t (*stream_write64)(struct ushmemi_device *dev, void *stream, uint64_t *addr,
+                                      uint64_t value);
+    ushmem_status_t (*stream_wait64)(struct ushmemi_device *dev, void *stream,
+                                     const uint64_t *addr, uint64_t value,
+                                     enum ushmemi_stream_cmp cmp);
 
     ushmem_status_t (*pointer_query)(struct ushmemi_device *dev, const void *ptr,
                                      struct ushmemi_ptr_attr *attr_p);

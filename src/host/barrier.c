@@ -9,6 +9,9 @@
  * atomic, or a fabric atomic) and waited for locally. Counters only ever increase, so there
  * is no reset and no race between one barrier and the next.
  *
+ * When the heap is device memory, the world barrier's counters are in the
+ * host sync segments instead (sync_seg.c), if every PE's is mapped here.
+ *
  * World counters: barrier_flags[k] counts round-k signals. Every world
  * barrier gives each PE exactly one signal per round, so after e barriers
  * each counter is at least e and ushmemi_g.barrier_epoch is the target.
@@ -28,6 +31,7 @@
 
 #include "coll.h"
 #include "internal.h"
+#include "sync_seg.h"
 
 /* Signals this PE expects from each sending world PE on its set counters. */
 static uint64_t set_expected[USHMEMI_COLL_MAX_SET_PES];
@@ -62,6 +66,26 @@ static void wait_at_least(const char *call, _Atomic uint64_t *word, uint64_t tar
         ushmemi_poll_pause(&spins);
 }
 
+/* The same dissemination over the host sync segments, when the heap is
+ * device memory: the counters are host memory every PE has mapped. The
+ * heap's data moved by this PE is complete already (the copy engine's
+ * blocking copies, and quiet before shmem_barrier_all). */
+static void host_seg_barrier(void)
+{
+    int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe, round = 0;
+    uint64_t epoch = ++ushmemi_g.barrier_epoch;
+    struct ushmemi_sync_seg *own = ushmemi_sync_seg(me);
+
+    for (int dist = 1; dist < n; dist <<= 1, round++) {
+        unsigned spins = 0;
+
+        atomic_fetch_add_explicit(&ushmemi_sync_seg((me + dist) % n)->barrier_flags[round], 1,
+                                  memory_order_release);
+        while (atomic_load_explicit(&own->barrier_flags[round], memory_order_acquire) < epoch)
+            ushmemi_poll_pause(&spins);
+    }
+}
+
 static void world_barrier(const char *call)
 {
     int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
@@ -69,10 +93,14 @@ static void world_barrier(const char *call)
         atomic_thread_fence(memory_order_seq_cst);
         return;
     }
+    if (!ushmemi_g.heap_host_accessible && ushmemi_sync_seg(me) != NULL) {
+        host_seg_barrier();
+        return;
+    }
     if (!counters_usable()) {
-        /* The counters live in device memory the CPU cannot touch. The
-         * bootstrap's barrier is slow but correct; a device-side barrier
-         * kernel is where a fast one would go. */
+        /* The counters live in device memory the CPU cannot touch, and some
+         * PE's host sync segment is not mapped here (another node). The
+         * bootstrap's barrier is slow but correct. */
         ushmem_status_t status = ushmemi_bootstrap_barrier(&ushmemi_g.bs);
         if (status != USHMEM_OK)
             ushmemi_fatal(call, "bootstrap barrier failed: %s", ushmemi_status_string(status));

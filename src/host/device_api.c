@@ -1,10 +1,12 @@
 /* The host side of the device API (device_api.h): the device state that
  * libushmem exports to device code, the per-thread ring producer of the cpu
- * backend, and the proxy thread with its per-PE transports: the fabric for
- * peers whose routes go over libfabric, the ipc transport (mapped memory) for
- * the others. */
+ * backend, the modules of device code (CUDA translation units) that hold
+ * copies of the state and are written at init, and the proxy thread with its
+ * per-PE transports: the fabric for peers whose routes go over libfabric,
+ * the ipc transport (mapped memory) for the others. */
 #include "device_api.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +22,88 @@ USHMEMI_API struct ushmem_device_state ushmem_device_state;
 USHMEMI_API _Thread_local struct ushmem_ring_producer ushmem_device_producer;
 
 static struct {
-    struct ushmem_device_peer *peers; /* what ushmem_device_state.peers points to */
+    /* What ushmem_device_state.peers points to: a table in this PE's heap,
+     * where the device reads it, allocated by every PE at init with the
+     * same size, so the heap stays symmetric. */
+    struct ushmem_device_peer *peers;
     struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
 } dev_api;
+
+/* Modules of device code with their own copy of the state, registered by
+ * static constructors, so possibly before main and from any thread that
+ * loads a library. */
+struct device_module {
+    const char *backend;
+    ushmem_device_fill_fn fill;
+};
+static struct {
+    pthread_mutex_t lock;
+    struct device_module *list;
+    size_t n, cap;
+    bool filled; /* the state is valid: a new module is written at once */
+} modules = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Writes one module's copy of the state; errors are logged here. */
+static ushmem_status_t fill_module(const struct device_module *m)
+{
+    const char *err = m->fill(&ushmem_device_state);
+
+    if (err == NULL)
+        return USHMEM_OK;
+    ushmemi_error("shmem_init: device API: PE %d cannot write the device state into a %s module "
+                  "of the program (%s); its kernels cannot call ushmem",
+                  ushmemi_g.my_pe, m->backend, err);
+    return USHMEM_ERR_DEVICE;
+}
+
+static bool module_matches(const struct device_module *m)
+{
+    return ushmemi_g.dev_ops != NULL && strcmp(m->backend, ushmemi_g.dev_ops->name) == 0;
+}
+
+USHMEMI_API void ushmemi_device_register(const char *backend, ushmem_device_fill_fn fill)
+{
+    pthread_mutex_lock(&modules.lock);
+    if (modules.n == modules.cap) {
+        size_t cap = modules.cap ? 2 * modules.cap : 16;
+        struct device_module *list = realloc(modules.list, cap * sizeof(*list));
+        if (list == NULL) {
+            pthread_mutex_unlock(&modules.lock);
+            ushmemi_error("device API: cannot grow the table of %zu device-code modules; a %s "
+                          "module's kernels will not reach ushmem",
+                          modules.n, backend);
+            return;
+        }
+        modules.list = list;
+        modules.cap = cap;
+    }
+    struct device_module *m = &modules.list[modules.n++];
+    *m = (struct device_module){backend, fill};
+    if (modules.filled && module_matches(m))
+        fill_module(m);
+    pthread_mutex_unlock(&modules.lock);
+}
+
+/* Writes the state into every module of the backend in use. */
+static ushmem_status_t fill_modules(void)
+{
+    ushmem_status_t status = USHMEM_OK;
+    size_t n = 0;
+
+    pthread_mutex_lock(&modules.lock);
+    for (size_t i = 0; i < modules.n && status == USHMEM_OK; i++) {
+        if (module_matches(&modules.list[i])) {
+            status = fill_module(&modules.list[i]);
+            n++;
+        }
+    }
+    modules.filled = status == USHMEM_OK;
+    pthread_mutex_unlock(&modules.lock);
+    if (status == USHMEM_OK && n > 0)
+        ushmemi_debug("device API: state written into %zu %s module(s) of the program", n,
+                      ushmemi_g.dev_ops->name);
+    return status;
+}
 
 static ushmem_status_t check_settings(bool *force_proxy_p)
 {
@@ -118,13 +199,14 @@ static ushmem_status_t create_ipc(void)
  * host memory). A PE that device code may send requests to (every PE under
  * USHMEM_DEVICE_ROUTE=proxy, else those with a proxied class) and that has
  * neither is an error now rather than a refused request later. */
-static ushmem_status_t choose_transports(bool force_proxy, struct ushmemi_proxy_peer *pp)
+static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_device_peer *peers,
+                                         struct ushmemi_proxy_peer *pp)
 {
     ushmem_status_t status;
 
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
         const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
-        const struct ushmem_device_peer *dp = &dev_api.peers[pe];
+        const struct ushmem_device_peer *dp = &peers[pe];
         bool fabric = false, proxied = force_proxy;
 
         for (int cls = 0; cls < USHMEMI_CLASS_COUNT; cls++) {
@@ -171,7 +253,7 @@ static void proxy_failed(void *ctx, ushmem_status_t status, const char *msg)
     ushmemi_fatal("device API", "%s (%s)", msg, ushmemi_status_name(status));
 }
 
-static ushmem_status_t start_proxy(bool force_proxy)
+static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_peer *peers)
 {
     struct ushmemi_proxy_peer *pp = calloc((size_t)ushmemi_g.n_pes, sizeof(*pp));
     ushmem_status_t status;
@@ -181,7 +263,7 @@ static ushmem_status_t start_proxy(bool force_proxy)
                       ushmemi_g.n_pes);
         return USHMEM_ERR_NO_MEMORY;
     }
-    status = choose_transports(force_proxy, pp);
+    status = choose_transports(force_proxy, peers, pp);
     if (status != USHMEM_OK)
         goto free_pp;
     struct ushmemi_proxy_params params = {
@@ -206,19 +288,26 @@ ushmem_status_t ushmemi_device_api_init(void)
     ushmem_status_t status;
     bool force_proxy, some_proxied, mixed;
 
+    struct ushmem_device_peer *peers = NULL;
+    size_t table_size = (size_t)ushmemi_g.n_pes * sizeof(*peers);
+
     status = check_settings(&force_proxy);
     if (status != USHMEM_OK)
         return status;
-    dev_api.peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*dev_api.peers));
-    if (dev_api.peers == NULL) {
-        ushmemi_error("shmem_init: device API: cannot allocate the state of %d PEs",
-                      ushmemi_g.n_pes);
-        return USHMEM_ERR_NO_MEMORY;
+    peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*peers));
+    dev_api.peers = ushmemi_heap_alloc(64, table_size);
+    if (peers == NULL || dev_api.peers == NULL) {
+        ushmemi_error("shmem_init: device API: cannot allocate the state of %d PEs (%zu bytes "
+                      "of host memory and of the symmetric heap)",
+                      ushmemi_g.n_pes, table_size);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto free_table;
     }
-    fill_peers(dev_api.peers, &some_proxied, &mixed);
+    fill_peers(peers, &some_proxied, &mixed);
+    ushmemi_host_copy("shmem_init", dev_api.peers, peers, table_size);
 
     if (force_proxy || some_proxied) {
-        status = start_proxy(force_proxy);
+        status = start_proxy(force_proxy, peers);
         if (status != USHMEM_OK)
             goto free_ipc;
         ushmemi_debug("device API: proxy thread started (%s), %ld ring slots",
@@ -232,6 +321,11 @@ ushmem_status_t ushmemi_device_api_init(void)
      * this PE has not reached yet. */
     ushmemi_host_copy_zero(ushmemi_g.reserved->device_flags,
                            sizeof(ushmemi_g.reserved->device_flags));
+    ushmemi_host_copy_zero(&ushmemi_g.reserved->device_epoch,
+                           sizeof(ushmemi_g.reserved->device_epoch));
+    ushmemi_host_copy_zero(ushmemi_g.reserved->stream_flags,
+                           sizeof(ushmemi_g.reserved->stream_flags));
+    ushmemi_g.stream_epoch = 0;
     ushmem_device_state = (struct ushmem_device_state){
         .version = USHMEM_DEVICE_STATE_VERSION,
         .my_pe = ushmemi_g.my_pe,
@@ -244,15 +338,26 @@ ushmem_status_t ushmemi_device_api_init(void)
         .device_flags_count = USHMEMI_SYNC_WORDS,
         .peers = dev_api.peers,
         .ring = ushmemi_g.proxy != NULL ? ushmemi_proxy_ring(ushmemi_g.proxy) : NULL,
-        .barrier_epoch = 0,
+        .device_epoch_offset = offsetof(struct ushmemi_reserved, device_epoch),
     };
+    status = fill_modules();
+    if (status != USHMEM_OK)
+        goto stop_proxy;
+    free(peers);
     return USHMEM_OK;
 
+stop_proxy:
+    memset(&ushmem_device_state, 0, sizeof(ushmem_device_state));
+    ushmemi_proxy_stop(ushmemi_g.proxy);
+    ushmemi_g.proxy = NULL;
 free_ipc:
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
-    free(dev_api.peers);
+free_table:
+    if (dev_api.peers != NULL)
+        ushmemi_heap_free(dev_api.peers);
     dev_api.peers = NULL;
+    free(peers);
     return status;
 }
 
@@ -264,7 +369,12 @@ void ushmemi_device_api_fini(void)
     ushmemi_g.proxy = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
+    /* Modules keep their copy: device code must not run after finalize. */
+    pthread_mutex_lock(&modules.lock);
+    modules.filled = false;
+    pthread_mutex_unlock(&modules.lock);
     memset(&ushmem_device_state, 0, sizeof(ushmem_device_state));
-    free(dev_api.peers);
+    if (dev_api.peers != NULL && ushmemi_g.heap_base != NULL)
+        ushmemi_heap_free(dev_api.peers);
     dev_api.peers = NULL;
 }

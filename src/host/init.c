@@ -8,6 +8,7 @@
 #include "ushmem_config.h"
 #include "device_api.h"
 #include "internal.h"
+#include "sync_seg.h"
 #include "routes.h"
 
 struct ushmemi_state ushmemi_g;
@@ -184,6 +185,12 @@ static void do_init(int requested)
                         status);
     }
 
+    if (ushmemi_settings.ipc) {
+        status = ushmemi_sync_seg_open(&oob, &ipc_config);
+        if (status != USHMEM_OK)
+            init_failed("cannot share the host sync segment", status);
+    }
+
     status = ushmemi_routes_build(&oob);
     if (status != USHMEM_OK)
         init_failed("no route for some operation class to some PE (see above)", status);
@@ -241,6 +248,7 @@ USHMEMI_API void shmem_finalize(void)
     ushmemi_ipc_disconnect(ushmemi_g.dev_ops, ushmemi_g.dev, ushmemi_g.peers, ushmemi_g.n_pes,
                            ushmemi_g.my_pe, ushmemi_g.heap_size);
     ushmemi_static_unshare();
+    ushmemi_sync_seg_close(ushmemi_g.n_pes, ushmemi_g.my_pe);
     /* Nobody may touch our heap once we free it. */
     if (ushmemi_bootstrap_barrier(&ushmemi_g.bs) != USHMEM_OK)
         ushmemi_warn("shmem_finalize: the closing barrier failed; freeing the heap anyway");

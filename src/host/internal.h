@@ -25,6 +25,8 @@ struct ushmemi_reserved {
     _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t device_flags[USHMEMI_SYNC_WORDS]; /* the device API's barrier */
+    uint64_t device_epoch; /* device barriers this PE completed (device code writes it) */
+    uint64_t stream_flags[USHMEMI_SYNC_WORDS]; /* barriers on streams (stream.c) */
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
 };
 #define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)
@@ -53,6 +55,7 @@ struct ushmemi_state {
     struct ushmemi_peer *static_peers; /* n_pes entries, NULL when not shared */
 
     uint64_t barrier_epoch; /* barriers completed on TEAM_WORLD */
+    uint64_t stream_epoch;  /* barriers queued on streams */
 
     /* The fabric (libfabric), opened when some peer's route needs it; NULL
      * otherwise. Addresses on it are ushmemi_sym_offset values. */

@@ -2,8 +2,13 @@
  * is, where its heap starts, for every PE the mapped heap base and, per
  * operation class, whether the class goes there directly or through the proxy
  * ring. The host layer fills it at shmem_init (src/host/device_api.c) and
- * clears it at shmem_finalize; device code only reads it, except for the
- * device barrier's epoch, which one caller thread per PE writes.
+ * clears it at shmem_finalize; device code only reads it.
+ *
+ * Everything it points to is reachable by the device that runs the calls:
+ * the peer table and the barrier's epoch live in this PE's symmetric heap
+ * (device memory on a GPU, read through the GPU's caches), the ring in host
+ * memory pinned and mapped for the device. A GPU module holds its own copy
+ * of the struct itself, written by the host at init (see device.h).
  *
  * Addresses are kept as 64-bit integers and the layout is asserted, so that
  * the same bytes mean the same thing to C, C++, CUDA and SYCL compilers. */
@@ -16,7 +21,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 1
+#define USHMEM_DEVICE_STATE_VERSION 2
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -48,12 +53,29 @@ struct ushmem_device_state {
     uint64_t device_flags_offset; /* of the barrier's flags from the heap's start */
     uint32_t device_flags_count;  /* 64-bit flags there */
     uint32_t pad1;
-    struct ushmem_device_peer *peers; /* n_pes entries */
+    struct ushmem_device_peer *peers; /* n_pes entries, in this PE's heap */
     struct ushmem_ring_header *ring;  /* NULL when no proxy thread runs */
-    /* Device barriers completed by this PE: the device barrier's own count,
-     * separate from the host barrier's. One caller thread per PE writes it. */
-    uint64_t barrier_epoch;
+    /* Of this PE's count of device barriers from the heap's start: the
+     * device barrier's own count, separate from the host barrier's. One
+     * caller thread per PE at a time writes it; keeping it in the heap
+     * rather than in a module's globals lets every module of a program
+     * (each CUDA translation unit holds its own copy of this struct) share it. */
+    uint64_t device_epoch_offset;
 };
+
+/* A module of device code (a CUDA translation unit, say) holds its own copy
+ * of the state and registers, before main, a function that writes it from
+ * the host's copy; shmem_init calls the functions registered for its
+ * backend, and a module registered after init is written at once. The
+ * function returns NULL, or what failed. */
+typedef const char *(*ushmem_device_fill_fn)(const struct ushmem_device_state *state);
+#ifdef __cplusplus
+extern "C" {
+#endif
+void ushmemi_device_register(const char *backend, ushmem_device_fill_fn fill);
+#ifdef __cplusplus
+}
+#endif
 
 USHMEM_RING_STATIC_ASSERT(sizeof(void *) == 8, "the device state assumes 64-bit pointers");
 USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_peer) == 16, "device peer layout");
@@ -61,7 +83,7 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, heap_base) == 16,
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peers) == 48,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, barrier_epoch) == 64,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, device_epoch_offset) == 64,
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 72, "device state size");
 

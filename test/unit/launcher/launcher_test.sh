@@ -216,6 +216,8 @@ mpirun) # the hand-off to mpirun runs the same job under Open MPI
     ;;
 oshcc) # oshcc WRAPPER LIBRARY SOURCE INCDIR: build and run a program
     wrapper=$1
+    # oshnvcc needs the CUDA toolkit; it builds the same C program.
+    case $wrapper in */oshnvcc) command -v "${NVCC:-nvcc}" >/dev/null || exit 77 ;; esac
     export OSHCC_LIBDIR
     OSHCC_LIBDIR=$(dirname "$2")
     export OSHCC_INCDIR=$4

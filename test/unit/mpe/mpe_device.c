@@ -270,8 +270,10 @@ static void barrier_loop(void)
     }
     /* One barrier after the threads, then one or two per round. */
     uint64_t want = 1 + BARRIER_ROUNDS + (BARRIER_ROUNDS - BARRIER_ROUNDS / 3);
-    MPE_CHECK(ushmem_device_state.barrier_epoch == want, "device barrier epoch %llu, want %llu",
-              (unsigned long long)ushmem_device_state.barrier_epoch, (unsigned long long)want);
+    const uint64_t *epoch = (const uint64_t *)(uintptr_t)(ushmem_device_state.heap_base +
+                                                         ushmem_device_state.device_epoch_offset);
+    MPE_CHECK(*epoch == want, "device barrier epoch %llu, want %llu", (unsigned long long)*epoch,
+              (unsigned long long)want);
 }
 
 static void bad_offset(void)

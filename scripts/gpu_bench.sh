@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# Runs the device-side benchmarks of test/perf/cuda on a GPU machine against
+# ushmem, NVSHMEM and NCCL side by side in one run, keeps every program's
+# output, writes the results as CSV (and plots them when matplotlib is
+# there), and ends with one table of ushmem's figures against the others'
+# and the targets.
+#
+# Usage, from anywhere (it works from the repository root):
+#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl] \
+#       scripts/gpu_bench.sh [OUT_DIR]          (default $BUILD_DIR/bench)
+#
+# BUILD_DIR  a built meson tree of ushmem with the cuda backend: tools/oshrun,
+#            libushmem.so, and tools/oshnvcc when it has one (else nvcc is
+#            called with ushmem's include and library directories).
+# NPES       PEs (and ranks) per job, default 2.
+# QUICK=1    fewer sizes and iterations.
+# PARTS      which of put, get, latency, alltoall, nccl to run (comma list);
+#            default all but get.
+#
+# NVSHMEM comes from the Python package nvidia-nvshmem (nvidia.nvshmem) and
+# is started through Open MPI; NCCL from PyTorch through torchrun. Either
+# missing shows as n/a. OUT_DIR receives bin/ (the programs), build logs,
+# one <program>_<impl>.txt per run, commands.txt, csv/ (results as
+# scripts/plot_perf.py reads them), plots/ and summary.txt. Every command runs
+# under `timeout`, and the whole script keeps within BENCH_BUDGET_S seconds
+# (default 450).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+build=${BUILD_DIR:-build-gpu}
+case $build in /*) ;; *) build=$root/$build ;; esac
+out=${1:-$build/bench}
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+npes=${NPES:-2}
+quick=${QUICK:-0}
+parts=,${PARTS:-put,latency,alltoall,nccl},
+budget=${BENCH_BUDGET_S:-450}
+bin=$out/bin
+csvdir=$out/csv
+mkdir -p "$bin" "$csvdir"
+rm -f "$csvdir"/*.csv
+cmdlog=$out/commands.txt
+: >"$cmdlog"
+t_start=$SECONDS
+
+# NVLink multicast stays off on shared GPU hosts.
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+# One node, GPUs over NVLink: NVSHMEM needs no network transport, and
+# without one it starts no proxy that its quiet would have to check.
+export NVSHMEM_REMOTE_TRANSPORT=${NVSHMEM_REMOTE_TRANSPORT:-none}
+
+say() { printf '%s\n' "$*"; }
+want() { case $parts in *,"$1",*) return 0 ;; esac; return 1; }
+# Seconds a command may take: its own limit, or less near the end of the budget.
+limit() {
+    local left=$((budget - (SECONDS - t_start) - 15))
+    if [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
+}
+# run_to FILE SECONDS command...: runs the command under timeout with its
+# output in FILE; notes the command in commands.txt. Skips (status 124) when
+# the budget is spent.
+run_to() {
+    local file=$1 t
+    t=$(limit "$2")
+    shift 2
+    printf '%s > %s\n' "$*" "${file#"$out"/}" >>"$cmdlog"
+    if [ "$t" -lt 10 ]; then
+        say "time budget spent; not run" >"$file"
+        return 124
+    fi
+    timeout -k 10 "$t" "$@" >"$file" 2>&1
+}
+
+# ---- ushmem ----
+oshrun=$build/tools/oshrun
+ushmem_lib=$(find "$build" -name 'libushmem.so' -print -quit 2>/dev/null)
+ushmem_lib=${ushmem_lib%/*}
+have_ushmem=1
+if [ ! -x "$oshrun" ] || [ -z "$ushmem_lib" ]; then
+    say "no ushmem build in $build (need tools/oshrun and libushmem.so): ushmem is n/a"
+    have_ushmem=0
+fi
+
+# ---- NVSHMEM and MPI ----
+have_nv=0
+nv=$(python3 -c "import nvidia.nvshmem as m; print(list(m.__path__)[0])" 2>/dev/null)
+if [ -n "$nv" ] && [ -f "$nv/include/nvshmem.h" ] && [ -f "$nv/lib/libnvshmem_device.a" ] &&
+    command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+    have_nv=1
+    nv_host=-l:libnvshmem_host.so.3
+    [ -e "$nv/lib/libnvshmem_host.so" ] && nv_host=-lnvshmem_host
+    # nvcc takes include, library and -l options as they are; anything else
+    # mpicc would give gcc goes through -Xcompiler or -Xlinker.
+    nvccify() {
+        local f
+        for f in "$@"; do
+            case $f in
+            -I* | -L* | -l* | -D*) printf '%s\n' "$f" ;;
+            -Wl,*) printf '%s\n' -Xlinker "${f#-Wl,}" ;;
+            *) printf '%s\n' -Xcompiler "$f" ;;
+            esac
+        done
+    }
+    # The flags are words; splitting them is the point.
+    # shellcheck disable=SC2046
+    mapfile -t mpi_cflags < <(nvccify $(mpicc --showme:compile))
+    # shellcheck disable=SC2046
+    mapfile -t mpi_lflags < <(nvccify $(mpicc --showme:link))
+else
+    say "NVSHMEM (python package nvidia-nvshmem with include/ and lib/) or Open MPI missing: NVSHMEM is n/a"
+fi
+
+# ---- PyTorch ----
+have_torch=0
+torchrun=()
+if want nccl; then
+    if python3 -c 'import torch, torch.distributed as d; assert torch.cuda.is_available() and d.is_nccl_available()' 2>/dev/null; then
+        have_torch=1
+        if command -v torchrun >/dev/null; then torchrun=(torchrun); else torchrun=(python3 -m torch.distributed.run); fi
+    else
+        say "PyTorch with CUDA and NCCL missing: NCCL is n/a"
+    fi
+fi
+
+# ---- build, every program for both libraries at once ----
+progs=()
+{ want put || want get; } && progs+=(dev_put_bw)
+want latency && progs+=(dev_latency)
+want alltoall && progs+=(dev_alltoall)
+
+build_ushmem() {
+    local p=$1 src=test/perf/cuda/$1.cu exe=$bin/$1_ushmem log=$out/build_$1_ushmem.log
+    rm -f "$exe"
+    if [ -x "$build/tools/oshnvcc" ]; then
+        printf '%s\n' "OSHCC_INCDIR=$root/include OSHCC_LIBDIR=$ushmem_lib $build/tools/oshnvcc -O3 -arch=sm_90 -o $exe $src" >>"$cmdlog"
+        OSHCC_INCDIR=$root/include OSHCC_LIBDIR=$ushmem_lib timeout 240 \
+            "$build/tools/oshnvcc" -O3 -arch=sm_90 -o "$exe" "$src" >"$log" 2>&1 && return 0
+    fi
+    printf '%s\n' "nvcc -O3 -arch=sm_90 -I$root/include -o $exe $src -L$ushmem_lib -lushmem -Xlinker -rpath=$ushmem_lib" >>"$cmdlog"
+    timeout 240 nvcc -O3 -arch=sm_90 -I"$root/include" -o "$exe" "$src" \
+        -L"$ushmem_lib" -lushmem -Xlinker -rpath="$ushmem_lib" >>"$log" 2>&1
+    [ -x "$exe" ] || say "build of $p for ushmem failed: see ${log#"$out"/}"
+}
+build_nvshmem() {
+    local p=$1 src=test/perf/cuda/$1.cu exe=$bin/$1_nvshmem log=$out/build_$1_nvshmem.log
+    local cmd=(nvcc -O3 -rdc=true -arch=sm_90 -DBENCH_NVSHMEM -I"$nv/include" "${mpi_cflags[@]}"
+        -o "$exe" "$src" -L"$nv/lib" "$nv_host" -lnvshmem_device "${mpi_lflags[@]}"
+        -Xlinker -rpath="$nv/lib")
+    rm -f "$exe"
+    printf '%s\n' "${cmd[*]}" >>"$cmdlog"
+    timeout 300 "${cmd[@]}" >"$log" 2>&1 && return 0
+    # Some setups want the driver library named at link time.
+    printf '%s\n' "${cmd[*]} -lcuda" >>"$cmdlog"
+    timeout 300 "${cmd[@]}" -lcuda >>"$log" 2>&1
+    [ -x "$exe" ] || say "build of $p for NVSHMEM failed: see ${log#"$out"/}"
+}
+say "building ${progs[*]} for$([ $have_ushmem = 1 ] && echo ' ushmem')$([ $have_nv = 1 ] && echo ' NVSHMEM') ..."
+for p in "${progs[@]}"; do
+    [ $have_ushmem = 1 ] && build_ushmem "$p" &
+    [ $have_nv = 1 ] && build_nvshmem "$p" &
+done
+wait
+say "built in $((SECONDS - t_start)) s"
+
+# ---- runs ----
+# SHMEM_SYMMETRIC_SIZE and NVSHMEM_SYMMETRIC_SIZE: the alltoall needs twice
+# its largest size, plus room for the libraries' own.
+# oshrun's own limit ends the job a little before timeout's would, so that
+# it reports which PE hung.
+run_ushmem() { # FILE SECONDS HEAP program args...
+    local file=$1 t heap=$3
+    t=$(limit "$2")
+    shift 3
+    run_to "$file" "$t" env SHMEM_SYMMETRIC_SIZE="$heap" \
+        "$oshrun" --timeout "$((t > 15 ? t - 5 : 10))" -n "$npes" "$@"
+}
+run_nvshmem() { # FILE SECONDS HEAP_BYTES program args...
+    local file=$1 t=$2 heap=$3
+    shift 3
+    run_to "$file" "$t" env NVSHMEM_SYMMETRIC_SIZE="$heap" \
+        LD_LIBRARY_PATH="$nv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        mpirun --allow-run-as-root -np "$npes" --bind-to none \
+        -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_REMOTE_TRANSPORT \
+        -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH "$@"
+}
+# to_csv TXT NAME IMPL: the CSV block a program printed ("# NAME,IMPL,PES",
+# its header, its rows and comments) as csv/NAME_IMPL.csv.
+to_csv() {
+    local txt=$1 name=$2 impl=$3 csv=$csvdir/$2_$3.csv
+    awk -v head="# $name,$impl," '
+        index($0, head) == 1 { on = 1; print; next }
+        on && /^#/ { print; next }
+        on && /^[a-z_]+(,[a-z_]+)+$/ { print; next }
+        on && /^[A-Za-z0-9_.]+(,[-+0-9.eE]+)+$/ { print }' "$txt" >"$csv"
+    [ -s "$csv" ] || rm -f "$csv"
+}
+# bench PROG NAME SECONDS UHEAP NVHEAP args...: runs PROG for each library
+# built, side by side, and keeps the outputs and CSVs.
+bench() {
+    local prog=$1 name=$2 t=$3 uheap=$4 nvheap=$5 rc
+    shift 5
+    if [ $have_ushmem = 1 ] && [ -x "$bin/${prog}_ushmem" ]; then
+        run_ushmem "$out/${name}_ushmem.txt" "$t" "$uheap" "$bin/${prog}_ushmem" "$@"
+        rc=$?
+        [ $rc = 0 ] || say "$name (ushmem) exited $rc: see ${name}_ushmem.txt"
+        to_csv "$out/${name}_ushmem.txt" "$name" ushmem
+    fi
+    if [ $have_nv = 1 ] && [ -x "$bin/${prog}_nvshmem" ]; then
+        run_nvshmem "$out/${name}_nvshmem.txt" "$t" "$nvheap" "$bin/${prog}_nvshmem" "$@"
+        rc=$?
+        [ $rc = 0 ] || say "$name (NVSHMEM) exited $rc: see ${name}_nvshmem.txt"
+        to_csv "$out/${name}_nvshmem.txt" "$name" nvshmem
+    fi
+}
+
+if [ "$quick" = 1 ]; then
+    put_args=(--min-size 1M --max-size 64M --iters 20)
+    lat_args=(--iters 2000)
+    a2a_args=(--min-size 64M --max-size 1G --iters 10 --warmup 2)
+else
+    put_args=(--min-size 8 --max-size 64M --iters 50)
+    lat_args=()
+    a2a_args=(--min-size 1M --max-size 1G --iters 20 --warmup 5)
+fi
+say "running with $npes PEs$([ "$quick" = 1 ] && echo ', quick') ..."
+want put && bench dev_put_bw dev_put_bw_block 90 1G 1073741824 \
+    --scope block --blocks 32 --threads 1024 "${put_args[@]}"
+want get && bench dev_put_bw dev_get_bw_block 90 1G 1073741824 \
+    --get --scope block --blocks 32 --threads 1024 "${put_args[@]}"
+want latency && bench dev_latency dev_latency 120 512M 268435456 "${lat_args[@]}"
+want alltoall && bench dev_alltoall dev_alltoall 150 3G 3221225472 \
+    --blocks 32 --threads 1024 "${a2a_args[@]}"
+if want nccl && [ $have_torch = 1 ]; then
+    run_to "$out/nccl_alltoall_nccl.txt" 150 "${torchrun[@]}" --standalone \
+        --nproc_per_node="$npes" scripts/nccl_alltoall.py "${a2a_args[@]}"
+    rc=$?
+    [ $rc = 0 ] || say "nccl_alltoall exited $rc: see nccl_alltoall_nccl.txt"
+    to_csv "$out/nccl_alltoall_nccl.txt" nccl_alltoall nccl
+fi
+
+# ---- the table ----
+# val NAME IMPL KEY [COLUMN]: a value from csv/NAME_IMPL.csv, or nothing.
+val() {
+    local csv=$csvdir/$1_$2.csv
+    [ -f "$csv" ] || return 0
+    awk -F, -v k="$3" -v c="${4:-2}" '$1 == k { print $c; exit }' "$csv"
+}
+rows=()
+# row METRIC USHMEM OTHER TARGET: TARGET is ">=X", "<=X" (ratio ushmem/other)
+# or "-" for a figure shown without a target.
+row() {
+    local metric=$1 u=${2:-n/a} o=${3:-n/a} target=$4 ratio=n/a met=-
+    if [ "$u" != n/a ] && [ "$o" != n/a ]; then
+        ratio=$(awk -v a="$u" -v b="$o" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }')
+    fi
+    if [ "$target" != - ]; then
+        met=n/a
+        if [ "$ratio" != n/a ]; then
+            met=$(awk -v r="$ratio" -v t="$target" 'BEGIN {
+                op = substr(t, 1, 2); x = substr(t, 3) + 0
+                print ((op == ">=" && r >= x) || (op == "<=" && r <= x)) ? "yes" : "NO" }')
+        fi
+        target="${target}x"
+    fi
+    rows+=("$(printf '%-48s | %9s | %12s | %5s | %6s | %s' "$metric" "$u" "$o" "$ratio" "$target" "$met")")
+}
+mib64=67108864
+gib1=1073741824
+row "put bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_put_bw_block ushmem $mib64)" \
+    "$(val dev_put_bw_block nvshmem $mib64)" ">=1.1"
+want get && row "get bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_get_bw_block ushmem $mib64)" \
+    "$(val dev_get_bw_block nvshmem $mib64)" -
+row "long_p ping-pong, half RTT (us)" "$(val dev_latency ushmem p)" "$(val dev_latency nvshmem p)" "<=0.9"
+row "fetch_add latency (us)" "$(val dev_latency ushmem fadd)" "$(val dev_latency nvshmem fadd)" "<=1.0"
+row "long_g latency (us)" "$(val dev_latency ushmem g)" "$(val dev_latency nvshmem g)" -
+row "putmem_signal ping-pong, half RTT (us)" "$(val dev_latency ushmem signal)" \
+    "$(val dev_latency nvshmem signal)" -
+row "device barrier vs NV barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier)" \
+    "$(val dev_latency nvshmem barrier_stream)" "<=1.0"
+row "barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier_stream)" \
+    "$(val dev_latency nvshmem barrier_stream)" -
+row "device barrier vs NVSHMEM device barrier (us)" "$(val dev_latency ushmem barrier)" \
+    "$(val dev_latency nvshmem barrier)" -
+row "alltoall busbw 64 MiB vs NCCL (GB/s)" "$(val dev_alltoall ushmem $mib64)" \
+    "$(val nccl_alltoall nccl $mib64)" ">=1.0"
+row "alltoall busbw 1 GiB vs NCCL (GB/s)" "$(val dev_alltoall ushmem $gib1)" \
+    "$(val nccl_alltoall nccl $gib1)" ">=1.0"
+row "alltoall busbw 64 MiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $mib64)" \
+    "$(val dev_alltoall nvshmem $mib64)" -
+row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $gib1)" \
+    "$(val dev_alltoall nvshmem $gib1)" -
+{
+    say ""
+    say "device benchmarks, $npes PEs, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+    printf '%-48s | %9s | %12s | %5s | %6s | %s\n' metric ushmem "NVSHMEM/NCCL" ratio target "met?"
+    printf '%s\n' "${rows[@]}"
+} | tee "$out/summary.txt"
+
+if python3 -c 'import matplotlib' 2>/dev/null && ls "$csvdir"/*.csv >/dev/null 2>&1; then
+    run_to "$out/plot.log" 60 python3 scripts/plot_perf.py -o "$out/plots" "$csvdir" ||
+        say "plot_perf.py failed: see plot.log"
+fi
+say "outputs in $out (commands in commands.txt), $((SECONDS - t_start)) s in all"

@@ -1,0 +1,375 @@
+/* Device-initiated latencies, each loop inside one single-thread kernel with
+ * warm-up iterations first, timed on the GPU's global timer:
+ *   p               long_p ping-pong PE 0 <-> PE 1: PE 0 writes i into PE 1's
+ *                   flag and waits for i in its own, PE 1 answers; half the
+ *                   round trip
+ *   g               long_g from PE 1, each read depending on the one before
+ *   fadd            ulonglong_atomic_fetch_add on PE 1, likewise chained
+ *   signal          putmem_signal (8 bytes, signal add) ping-pong with
+ *                   signal_wait_until; half the round trip
+ *   barrier         device barrier_all, every PE, per barrier
+ *   barrier_stream  barrier_all_on_stream issued from a host loop, per
+ *                   barrier (NVSHMEM; ushmem only where it declares
+ *                   shmemx_barrier_all_on_stream, else "n/a")
+ *
+ *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream] [--iters N] [--warmup N]
+ *
+ * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
+ * scripts/plot_perf.py reads it: "# dev_latency,<impl>,<pes>", then
+ * "op,latency_us" rows in microseconds; an op this build cannot run is a
+ * "# <op>: n/a" comment. */
+#include "bench_shim.cuh"
+
+#define OP_LIST "p,g,fadd,signal,barrier,barrier_stream"
+#define ITERS_P2P 10000
+#define ITERS_BARRIER 1000
+
+/* The symmetric words the loops use. */
+struct sym {
+    long *flag;              /* p: the ping-pong flag */
+    long *gvar;              /* g: the word read, 0 */
+    unsigned long long *ctr; /* fadd: the counter */
+    uint64_t *sig;           /* signal: the signal word */
+    long *data;              /* signal: [0] is written by the peer's put, [1] is sent */
+    long *counts;            /* bench_total_errors */
+};
+
+/* Roles of a point-to-point op: PE 0 starts, PE 1 answers or is the target,
+ * the other PEs take no part. */
+#define ROLE_START 0
+#define ROLE_ANSWER 1
+#define ROLE_IDLE (-1)
+
+/* Each kernel stores the timed loop's nanoseconds in *ns; warm-up
+ * iterations run first and are not timed. */
+__global__ void p_kernel(long *flag, int role, long warmup, long iters, unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    if (role == ROLE_IDLE)
+        return;
+    for (long i = 1; i <= warmup + iters; i++) {
+        if (i == warmup + 1)
+            t0 = bench_clock_ns();
+        if (role == ROLE_START) {
+            B_long_p(flag, i, 1);
+            B_long_wait_until(flag, B_CMP_EQ, i);
+        } else {
+            B_long_wait_until(flag, B_CMP_EQ, i);
+            B_long_p(flag, i, 0);
+        }
+    }
+    *ns = bench_clock_ns() - t0;
+    B_quiet();
+}
+
+/* Each read's address depends on the value before it (always 0, as gvar
+ * holds 0), so reads cannot overlap and the loop measures latency rather
+ * than the rate of independent loads. */
+__global__ void g_kernel(long *gvar, int role, long warmup, long iters, unsigned long long *ns,
+                         long *sink)
+{
+    unsigned long long t0 = bench_clock_ns();
+    long v = 0;
+
+    if (role != ROLE_START)
+        return;
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup)
+            t0 = bench_clock_ns();
+        v = B_long_g(&gvar[v >> 62], 1);
+    }
+    *ns = bench_clock_ns() - t0;
+    *sink = v;
+}
+
+/* Chained like g_kernel: the counter stays far below 2^62. */
+__global__ void fadd_kernel(unsigned long long *ctr, int role, long warmup, long iters,
+                            unsigned long long *ns, long *sink)
+{
+    unsigned long long t0 = bench_clock_ns(), old = 0;
+
+    if (role != ROLE_START)
+        return;
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup)
+            t0 = bench_clock_ns();
+        old = B_ulonglong_atomic_fetch_add(&ctr[old >> 62], 1, 1);
+    }
+    *ns = bench_clock_ns() - t0;
+    *sink = (long)old;
+}
+
+/* Each side adds 1 to the other's signal with its 8-byte put, so after i
+ * exchanges both signals read i. */
+__global__ void signal_kernel(uint64_t *sig, long *data, int role, long warmup, long iters,
+                              unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    if (role == ROLE_IDLE)
+        return;
+    for (long i = 1; i <= warmup + iters; i++) {
+        if (i == warmup + 1)
+            t0 = bench_clock_ns();
+        data[1] = i;
+        if (role == ROLE_START) {
+            B_putmem_signal(&data[0], &data[1], sizeof(long), sig, 1, 1);
+            B_signal_wait_until(sig, B_CMP_GE, (uint64_t)i);
+        } else {
+            B_signal_wait_until(sig, B_CMP_GE, (uint64_t)i);
+            B_putmem_signal(&data[0], &data[1], sizeof(long), sig, 1, 0);
+        }
+    }
+    *ns = bench_clock_ns() - t0;
+    B_quiet();
+}
+
+__global__ void barrier_kernel(long warmup, long iters, unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup)
+            t0 = bench_clock_ns();
+        B_barrier_all();
+    }
+    *ns = bench_clock_ns() - t0;
+}
+
+/* Whether this build has a stream-ordered barrier. */
+static int have_barrier_stream(void)
+{
+#if defined(BENCH_NVSHMEM) || defined(USHMEMX_HAVE_ON_STREAM)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static void barrier_on_stream(cudaStream_t stream)
+{
+#if defined(BENCH_NVSHMEM)
+    nvshmemx_barrier_all_on_stream(stream);
+#elif defined(USHMEMX_HAVE_ON_STREAM)
+    shmemx_barrier_all_on_stream((CUstream)stream);
+#else
+    (void)stream;
+#endif
+}
+
+/* Microseconds per barrier_all_on_stream in a host loop, from events on the
+ * stream around the timed part. */
+static double time_barrier_stream(cudaStream_t stream, long warmup, long iters)
+{
+    cudaEvent_t start, stop;
+    float ms = 0;
+
+    BENCH_CUDA(cudaEventCreate(&start));
+    BENCH_CUDA(cudaEventCreate(&stop));
+    for (long i = 0; i < warmup; i++)
+        barrier_on_stream(stream);
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    BENCH_CUDA(cudaEventRecord(start, stream));
+    for (long i = 0; i < iters; i++)
+        barrier_on_stream(stream);
+    BENCH_CUDA(cudaEventRecord(stop, stream));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    BENCH_CUDA(cudaEventDestroy(start));
+    BENCH_CUDA(cudaEventDestroy(stop));
+    return (double)ms * 1e3 / (double)iters;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: dev_latency [options]\n"
+            "  --op LIST     comma-separated ops from " OP_LIST " (default all)\n"
+            "  --iters N     timed iterations of every op (default %d, barriers %d)\n"
+            "  --warmup N    untimed iterations first (default a tenth of the iterations)\n",
+            ITERS_P2P, ITERS_BARRIER);
+}
+
+static const char *const op_names[] = {"p", "g", "fadd", "signal", "barrier", "barrier_stream"};
+#define NOPS 6
+
+/* Sets want[op] for each op named in the comma-separated list; -1 on an
+ * unknown name. */
+static int parse_ops(const char *list, int *want)
+{
+    char buf[256];
+    char *save = NULL;
+
+    if (strlen(list) >= sizeof(buf))
+        return -1;
+    strcpy(buf, list);
+    for (int k = 0; k < NOPS; k++)
+        want[k] = 0;
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        int k;
+        for (k = 0; k < NOPS && strcmp(t, op_names[k]) != 0; k++)
+            ;
+        if (k == NOPS)
+            return -1;
+        want[k] = 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int want[NOPS], me, npes, role, failed = 0;
+    long iters_opt = -1, warmup_opt = -1;
+    struct sym s;
+    unsigned long long *ns_d, ns = 0;
+    long *sink_d;
+    cudaStream_t stream;
+    const char *ops = OP_LIST;
+
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int bad = 0;
+
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--op")) != NULL) {
+            ops = v;
+        } else if ((v = bench_opt(argc, argv, &i, "--iters")) != NULL) {
+            bad = bench_parse_count(v, &iters_opt) != 0 || iters_opt < 1;
+        } else if ((v = bench_opt(argc, argv, &i, "--warmup")) != NULL) {
+            bad = bench_parse_count(v, &warmup_opt) != 0;
+        } else {
+            bad = 1;
+            v = argv[i];
+        }
+        if (bad) {
+            fprintf(stderr, "dev_latency: bad option or value near '%s'\n", v);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (parse_ops(ops, want) != 0) {
+        fprintf(stderr, "dev_latency: --op takes a comma-separated list from " OP_LIST "\n");
+        return 2;
+    }
+
+    bench_init(&argc, &argv);
+    me = bench_my_pe();
+    npes = bench_n_pes();
+    role = me == 0 ? ROLE_START : me == 1 ? ROLE_ANSWER : ROLE_IDLE;
+
+    s.flag = (long *)bench_malloc(sizeof(long));
+    s.gvar = (long *)bench_malloc(sizeof(long));
+    s.ctr = (unsigned long long *)bench_malloc(sizeof(unsigned long long));
+    s.sig = (uint64_t *)bench_malloc(sizeof(uint64_t));
+    s.data = (long *)bench_malloc(2 * sizeof(long));
+    s.counts = (long *)bench_malloc((size_t)npes * sizeof(long));
+    BENCH_CUDA(cudaMalloc((void **)&ns_d, sizeof(*ns_d)));
+    BENCH_CUDA(cudaMalloc((void **)&sink_d, sizeof(*sink_d)));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    if (me == 0) {
+        printf("# dev_latency,%s,%d\n", BENCH_IMPL, npes);
+        printf("op,latency_us\n");
+        fflush(stdout);
+    }
+
+    for (int k = 0; k < NOPS && !failed; k++) {
+        int barrier_op = k >= 4;
+        long iters = iters_opt > 0 ? iters_opt : barrier_op ? ITERS_BARRIER : ITERS_P2P;
+        long warmup = warmup_opt >= 0 ? warmup_opt : iters / 10;
+        long bad = 0;
+        double us = 0;
+        const char *how = "";
+
+        if (!want[k])
+            continue;
+        if (!barrier_op && npes < 2) {
+            if (me == 0)
+                printf("# %s: n/a (needs 2 PEs)\n", op_names[k]);
+            continue;
+        }
+        if (k == 5 && !have_barrier_stream()) {
+            if (me == 0)
+                printf("# %s: n/a (%s has no shmemx_barrier_all_on_stream)\n", op_names[k],
+                       BENCH_IMPL);
+            continue;
+        }
+
+        /* Every op starts from zeroed words on every PE. */
+        BENCH_CUDA(cudaMemset(s.flag, 0, sizeof(long)));
+        BENCH_CUDA(cudaMemset(s.gvar, 0, sizeof(long)));
+        BENCH_CUDA(cudaMemset(s.ctr, 0, sizeof(unsigned long long)));
+        BENCH_CUDA(cudaMemset(s.sig, 0, sizeof(uint64_t)));
+        BENCH_CUDA(cudaMemset(s.data, 0, 2 * sizeof(long)));
+        BENCH_CUDA(cudaMemset(ns_d, 0, sizeof(*ns_d)));
+        BENCH_CUDA(cudaDeviceSynchronize());
+        bench_barrier_all();
+
+        if (k == 5) {
+            us = time_barrier_stream(stream, warmup, iters);
+            how = "host loop of barrier_all_on_stream, per barrier";
+        } else {
+            void *args_p[] = {&s.flag, &role, &warmup, &iters, &ns_d};
+            void *args_g[] = {&s.gvar, &role, &warmup, &iters, &ns_d, &sink_d};
+            void *args_f[] = {&s.ctr, &role, &warmup, &iters, &ns_d, &sink_d};
+            void *args_s[] = {&s.sig, &s.data, &role, &warmup, &iters, &ns_d};
+            void *args_b[] = {&warmup, &iters, &ns_d};
+            static const void *const fns[5] = {(const void *)p_kernel, (const void *)g_kernel,
+                                               (const void *)fadd_kernel,
+                                               (const void *)signal_kernel,
+                                               (const void *)barrier_kernel};
+            void **args[5] = {args_p, args_g, args_f, args_s, args_b};
+            /* Half a round trip for the ping-pongs, one operation otherwise. */
+            static const double per_iter[5] = {2, 1, 1, 2, 1};
+            static const char *const hows[5] = {
+                "long_p ping-pong, half round trip", "long_g chained, per read",
+                "ulonglong_atomic_fetch_add chained, per op",
+                "putmem_signal 8 B ping-pong, half round trip",
+                "device barrier_all in a 1-thread kernel, per barrier"};
+
+            bench_launch(fns[k], dim3(1), dim3(1), args[k], stream, 1);
+            BENCH_CUDA(cudaStreamSynchronize(stream));
+            BENCH_CUDA(cudaMemcpy(&ns, ns_d, sizeof(ns), cudaMemcpyDeviceToHost));
+            us = (double)ns / 1e3 / (double)iters / per_iter[k];
+            how = hows[k];
+        }
+        bench_barrier_all();
+
+        /* Every fetch-add must have landed on PE 1 exactly once. */
+        if (k == 2 && me == 1) {
+            unsigned long long got = 0;
+            BENCH_CUDA(cudaMemcpy(&got, s.ctr, sizeof(got), cudaMemcpyDeviceToHost));
+            if (got != (unsigned long long)(warmup + iters)) {
+                fprintf(stderr, "PE 1: fadd counter is %llu, expected %ld\n", got,
+                        warmup + iters);
+                bad = 1;
+            }
+        }
+        if (bench_total_errors(s.counts, bad) != 0) {
+            failed = 1;
+            if (me == 0)
+                printf("FAIL: %s\n", op_names[k]);
+        } else if (me == 0) {
+            printf("# %s: %s, %ld iterations after %ld warm-up\n", op_names[k], how, iters,
+                   warmup);
+            printf("%s,%.3f\n", op_names[k], us);
+            fflush(stdout);
+        }
+    }
+
+    BENCH_CUDA(cudaStreamDestroy(stream));
+    BENCH_CUDA(cudaFree(sink_d));
+    BENCH_CUDA(cudaFree(ns_d));
+    bench_free(s.counts);
+    bench_free(s.data);
+    bench_free(s.sig);
+    bench_free(s.ctr);
+    bench_free(s.gvar);
+    bench_free(s.flag);
+    bench_finalize();
+    return failed ? 1 : 0;
+}
