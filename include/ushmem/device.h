@@ -433,10 +433,29 @@ USHMEM_DEVICE_FN int ushmem_n_pes(void)
     return ushmemi_dev_state()->n_pes;
 }
 
+/* How to reach pe: the first PEs from the state itself (constant memory on
+ * a GPU: no load from global memory on the way to a peer), the others from
+ * the table in the heap. Each field is read in its own branch, so that the
+ * compiler sees a constant-memory load in the first. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_peer_base(const struct ushmem_device_state *s, int pe)
+{
+    if (pe < USHMEM_DEVICE_NEAR_PES)
+        return s->near[pe].heap_base;
+    return s->peers[pe].heap_base;
+}
+
+USHMEM_DEVICE_FN int ushmemi_dev_peer_direct(const struct ushmem_device_state *s, int pe,
+                                             unsigned cls)
+{
+    if (pe < USHMEM_DEVICE_NEAR_PES)
+        return s->near[pe].direct[cls];
+    return s->peers[pe].direct[cls];
+}
+
 /* 1 when class `cls` goes to pe over mapped memory. */
 USHMEM_DEVICE_FN int ushmemi_dev_direct(const struct ushmem_device_state *s, int pe, unsigned cls)
 {
-    return !s->force_proxy && s->peers[pe].direct[cls];
+    return !s->force_proxy && ushmemi_dev_peer_direct(s, pe, cls);
 }
 
 /* The offset of a symmetric address from this PE's heap start: the remote
@@ -450,7 +469,7 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_offset(const struct ushmem_device_state *s
 USHMEM_DEVICE_FN void *ushmemi_dev_peer_addr(const struct ushmem_device_state *s, const void *addr,
                                              int pe)
 {
-    return (void *)(uintptr_t)(s->peers[pe].heap_base + ushmemi_dev_offset(s, addr));
+    return (void *)(uintptr_t)(ushmemi_dev_peer_base(s, pe) + ushmemi_dev_offset(s, addr));
 }
 
 /* Submits one request; waits for it when `wait` is set. */

@@ -340,6 +340,10 @@ ushmem_status_t ushmemi_device_api_init(void)
         .ring = ushmemi_g.proxy != NULL ? ushmemi_proxy_ring(ushmemi_g.proxy) : NULL,
         .device_epoch_offset = offsetof(struct ushmemi_reserved, device_epoch),
     };
+    memcpy(ushmem_device_state.near, peers,
+           (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
+                                                             : USHMEM_DEVICE_NEAR_PES) *
+               sizeof(*peers));
     status = fill_modules();
     if (status != USHMEM_OK)
         goto stop_proxy;

@@ -21,7 +21,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 2
+#define USHMEM_DEVICE_STATE_VERSION 3
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -40,6 +40,8 @@ struct ushmem_device_peer {
     uint8_t direct[USHMEM_DEVICE_CLASS_COUNT];
     uint8_t pad[4];
 };
+
+#define USHMEM_DEVICE_NEAR_PES 16
 
 struct ushmem_device_state {
     uint32_t version; /* USHMEM_DEVICE_STATE_VERSION once filled; 0 before init */
@@ -61,6 +63,9 @@ struct ushmem_device_state {
      * rather than in a module's globals lets every module of a program
      * (each CUDA translation unit holds its own copy of this struct) share it. */
     uint64_t device_epoch_offset;
+    /* PEs 0 .. USHMEM_DEVICE_NEAR_PES - 1 again, as in peers: a GPU reads
+     * them from its constant cache instead of global memory. */
+    struct ushmem_device_peer near[USHMEM_DEVICE_NEAR_PES];
 };
 
 /* A module of device code (a CUDA translation unit, say) holds its own copy
@@ -85,6 +90,7 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peers) == 48,
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, device_epoch_offset) == 64,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 72, "device state size");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 72 + 16 * USHMEM_DEVICE_NEAR_PES,
+                          "device state size");
 
 #endif
