@@ -143,6 +143,13 @@ bool ushmemi_road_uses_fabric(enum ushmemi_op_class cls);
  * backend's copy engine followed by sync. Fatal on failure. */
 void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len);
 
+/* A put's copy onto mapped symmetric memory: like ushmemi_host_copy, but
+ * with the copy engine it leaves the copy queued (completed by
+ * ushmemi_host_copies_complete, which quiet calls) when the caller may
+ * reuse the source anyway: nbi, or a source in pageable host memory. */
+void ushmemi_host_put_copy(const char *call, void *dst, const void *src, size_t len, bool nbi);
+void ushmemi_host_copies_complete(const char *call);
+
 /* Zeroes symmetric memory of this PE (memset, or the device's memset). */
 void ushmemi_host_copy_zero(void *dst, size_t len);
 

@@ -135,7 +135,7 @@ void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int 
     struct ushmemi_loc loc;
     enum rma_road road = rma_road(call, dest, len, pe, &loc);
     if (__builtin_expect(road == RMA_MAPPED, 1))
-        ushmemi_host_copy(call, loc.mapped, src, len);
+        ushmemi_host_put_copy(call, loc.mapped, src, len, nbi);
     else if (road != RMA_EMPTY)
         fabric_put(call, pe, &loc, src, len, nbi, road == RMA_STAGED);
 }
@@ -237,6 +237,7 @@ void ushmemi_road_fence(const char *call)
 
 void ushmemi_road_quiet(const char *call)
 {
+    ushmemi_host_copies_complete(call);
     atomic_thread_fence(memory_order_seq_cst);
     if (ushmemi_g.fabric == NULL)
         return;

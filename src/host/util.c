@@ -77,6 +77,10 @@ void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe
     return loc.mapped;
 }
 
+/* Copies queued on the copy engine and not waited for yet: puts whose
+ * source the caller may already reuse (see ushmemi_host_put_copy). */
+static bool copies_pending;
+
 void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)
 {
     if (len == 0)
@@ -91,6 +95,47 @@ void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)
     if (status != USHMEM_OK)
         ushmemi_fatal(call, "device copy of %zu bytes from %p to %p failed: %s", len, src, dst,
                       ushmemi_status_string(status));
+    copies_pending = false; /* the sync waited for them too */
+}
+
+/* A put onto the mapped heap. With the copy engine, the copy is waited for
+ * only when the caller could otherwise change the data before the engine
+ * has read it: a blocking put from memory the driver reads in place
+ * (device or pinned memory). A source in ordinary (pageable) host memory
+ * is staged by the driver before the copy call returns, and a non-blocking
+ * put's source is the caller's until quiet; both complete at the next
+ * quiet, wait or copy, which all use the same engine queue, in order. */
+void ushmemi_host_put_copy(const char *call, void *dst, const void *src, size_t len, bool nbi)
+{
+    struct ushmemi_ptr_attr attr;
+
+    if (len == 0)
+        return;
+    if (__builtin_expect(ushmemi_g.heap_host_accessible, 1)) {
+        memcpy(dst, src, len);
+        return;
+    }
+    if (!nbi && (ushmemi_g.dev_ops->pointer_query(ushmemi_g.dev, src, &attr) != USHMEM_OK ||
+                 attr.kind != USHMEMI_MEM_UNKNOWN)) {
+        ushmemi_host_copy(call, dst, src, len);
+        return;
+    }
+    ushmem_status_t status = ushmemi_g.dev_ops->copy(ushmemi_g.dev, dst, src, len);
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "device copy of %zu bytes from %p to %p failed: %s", len, src, dst,
+                      ushmemi_status_string(status));
+    copies_pending = true;
+}
+
+void ushmemi_host_copies_complete(const char *call)
+{
+    if (!copies_pending)
+        return;
+    ushmem_status_t status = ushmemi_g.dev_ops->sync(ushmemi_g.dev);
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "completing the queued device copies failed: %s",
+                      ushmemi_status_string(status));
+    copies_pending = false;
 }
 
 static int64_t now_ns(void)
