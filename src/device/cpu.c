@@ -235,7 +235,8 @@ static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, v
     }
     /* Reserve room to place the heap on an aligned address, then map the
      * memfd there and give back the unused head and tail. */
-    size_t span = len + USHMEMI_HEAP_ALIGNMENT;
+    size_t align = ushmemi_heap_alignment_for(len);
+    size_t span = len + align;
     char *reserve = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserve == MAP_FAILED) {
         ushmemi_error("cpu backend: reserving %zu bytes of address space for the heap failed: %s",
@@ -243,8 +244,7 @@ static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, v
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    char *aligned = (char *)(((uintptr_t)reserve + USHMEMI_HEAP_ALIGNMENT - 1) &
-                             ~(uintptr_t)(USHMEMI_HEAP_ALIGNMENT - 1));
+    char *aligned = (char *)(((uintptr_t)reserve + align - 1) & ~(uintptr_t)(align - 1));
     void *ptr = mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
     if (ptr == MAP_FAILED) {
         ushmemi_error("cpu backend: mmap of a %zu-byte heap failed: %s", len, strerror(errno));

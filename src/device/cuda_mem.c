@@ -31,9 +31,9 @@ static CUdeviceptr as_devptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; 
 
 static size_t round_up(size_t size, size_t to) { return (size + to - 1) / to * to; }
 
-/* Heaps and imports are reserved at this alignment: USHMEMI_HEAP_ALIGNMENT
- * for the heap's contract, the granularity for the driver's. Both are
- * powers of two. */
+/* Imports are reserved at this alignment, and heaps at least at it:
+ * USHMEMI_HEAP_ALIGNMENT for the heap's contract, the granularity for the
+ * driver's. Both are powers of two. */
 static size_t va_alignment(const struct ushmemi_device *dev)
 {
     return dev->granularity > USHMEMI_HEAP_ALIGNMENT ? dev->granularity : USHMEMI_HEAP_ALIGNMENT;
@@ -128,11 +128,10 @@ ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r)
 /* Reserves an aligned range, maps the handle over all of it and opens it to
  * this device; on failure nothing is left behind but the handle. */
 static ushmem_status_t map_handle(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
-                                  size_t len, const char *what, CUdeviceptr *va_p)
+                                  size_t len, size_t align, const char *what, CUdeviceptr *va_p)
 {
     ushmem_status_t status;
     CUdeviceptr va = 0;
-    size_t align = va_alignment(dev);
 
     CUresult r = ushmemi_cu.cuMemAddressReserve(&va, len, align, 0, 0);
     if (r != CUDA_SUCCESS)
@@ -191,7 +190,10 @@ ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size,
                                  "%zu bytes (%zu asked) of pinned, fd-exportable memory on "
                                  "device %d",
                                  len, size, dev->ordinal);
-    status = map_handle(dev, handle, len, "the heap", &va);
+    size_t align = ushmemi_heap_alignment_for(len);
+    if (align < va_alignment(dev))
+        align = va_alignment(dev);
+    status = map_handle(dev, handle, len, align, "the heap", &va);
     if (status != USHMEM_OK)
         goto release_handle;
     struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_HEAP,
@@ -380,7 +382,7 @@ ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
     close(fd);
     fd = -1;
     size_t len = (size_t)meta.size;
-    status = map_handle(dev, mem, len, "a peer's heap", &va);
+    status = map_handle(dev, mem, len, va_alignment(dev), "a peer's heap", &va);
     if (status != USHMEM_OK) {
         if (memcmp(meta.uuid, dev->id.uuid, sizeof(meta.uuid)) != 0)
             ushmemi_error("cuda backend: mapping another GPU's memory needs peer access between "

@@ -14,6 +14,19 @@ struct ushmemi_device; /* backend private */
 
 #define USHMEMI_HEAP_ALIGNMENT ((size_t)2 << 20)
 
+/* Where a backend places a heap of `size` bytes: at the largest power of two
+ * not above the size (at least USHMEMI_HEAP_ALIGNMENT, at most 1 GiB), so
+ * that every PE's heap of the same size has the same address residue for
+ * any alignment shmem_align can be asked for within it. Only address space
+ * is spent on it. */
+static inline size_t ushmemi_heap_alignment_for(size_t size)
+{
+    size_t align = USHMEMI_HEAP_ALIGNMENT;
+    while (align < ((size_t)1 << 30) && align * 2 <= size)
+        align *= 2;
+    return align;
+}
+
 /* Identity of a device, exchanged through the bootstrap. */
 struct ushmemi_device_id {
     char backend[8];     /* "cpu", "ze", "cuda" */
@@ -79,7 +92,7 @@ struct ushmemi_device_ops {
     ushmem_status_t (*identity)(struct ushmemi_device *dev, struct ushmemi_device_id *id_p);
 
     /* Symmetric heap memory (device memory on GPUs), exportable, aligned to
-     * USHMEMI_HEAP_ALIGNMENT so that every PE's heap has the same address
+     * ushmemi_heap_alignment_for(size) so that every PE's heap has the same address
      * residue for any alignment shmem_align accepts. */
     ushmem_status_t (*heap_alloc)(struct ushmemi_device *dev, size_t size, void **ptr_p);
     void (*heap_free)(struct ushmemi_device *dev, void *ptr, size_t size);

@@ -63,7 +63,7 @@ static struct block *new_block(size_t offset, size_t size, bool used, struct blo
 
 void *ushmemi_heap_alloc(size_t align, size_t size)
 {
-    if (size == 0 || (align & (align - 1)) != 0 || size > heap.size)
+    if (size == 0 || (align & (align - 1)) != 0 || size > heap.size || align > heap.size)
         return NULL;
     if (align < MIN_ALIGN)
         align = MIN_ALIGN;
@@ -73,8 +73,10 @@ void *ushmemi_heap_alloc(size_t align, size_t size)
     for (struct block *b = heap.head; b; b = b->next) {
         if (b->used)
             continue;
-        /* Align the address, not the offset: with every PE's heap equally
-         * aligned (USHMEMI_HEAP_ALIGNMENT) the offsets still agree. */
+        /* Align the address, not the offset: the offsets still agree
+         * because every PE's base has the same residue modulo align, which
+         * the caller guarantees (up to USHMEMI_HEAP_ALIGNMENT by the device
+         * backends' contract, above it by shmem_align's exchange). */
         uintptr_t addr = (uintptr_t)heap.base + b->offset;
         size_t start = (size_t)(((addr + align - 1) & ~(uintptr_t)(align - 1)) - (uintptr_t)heap.base);
         size_t pad = start - b->offset;

@@ -1,6 +1,7 @@
 /* shmem_malloc and friends: collective, symmetric, from the heap allocator. */
 #include <shmem.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -13,7 +14,12 @@ static void *alloc_collective(const char *call, size_t align, size_t size)
         return NULL;
     }
     void *ptr = ushmemi_heap_alloc(align, size);
-    if (ptr == NULL)
+    if (ptr == NULL && align != 0)
+        ushmemi_error("%s(%zu, %zu): the symmetric heap has no free block of that size at that "
+                      "alignment (%zu of %zu bytes in use); raise SHMEM_SYMMETRIC_SIZE",
+                      call, align, size, ushmemi_heap_bytes_in_use(),
+                      ushmemi_settings.symmetric_size);
+    else if (ptr == NULL)
         ushmemi_error("%s(%zu): the symmetric heap cannot hold it (%zu of %zu bytes in use); "
                       "raise SHMEM_SYMMETRIC_SIZE",
                       call, size, ushmemi_heap_bytes_in_use(), ushmemi_settings.symmetric_size);
@@ -55,23 +61,67 @@ USHMEMI_API void *shmem_calloc(size_t count, size_t size)
     return ptr;
 }
 
+/* The largest alignment that one symmetric offset can give on every PE.
+ *
+ * The allocator hands out one offset for all PEs, so an offset is A-aligned
+ * on every PE only when every PE's heap base has the same residue modulo A.
+ * The device backends place each heap on a boundary of
+ * ushmemi_heap_alignment_for(its size) (at least USHMEMI_HEAP_ALIGNMENT),
+ * which settles every alignment up to that when the PEs' heaps have one
+ * size; this asks, once, at the first larger request (shmem_align is
+ * collective, so every PE asks at the same call). The answer is the lowest
+ * bit in which some PE's base differs from this one's, the same on every
+ * PE, or no limit when all bases are equal (one PE). Backends that align
+ * their bases further raise it with no change here. */
+static size_t shared_base_alignment(void)
+{
+    static size_t shared;      /* 0 until asked */
+    static const void *asked;  /* the heap it was asked for: a new init asks again */
+    if (shared != 0 && asked == ushmemi_g.heap_base)
+        return shared;
+    asked = ushmemi_g.heap_base;
+    uint64_t mine = (uint64_t)(uintptr_t)ushmemi_g.heap_base;
+    uint64_t *bases = malloc((size_t)ushmemi_g.n_pes * sizeof(*bases));
+    if (bases == NULL)
+        ushmemi_fatal("shmem_align", "out of memory gathering the heap bases of %d PEs",
+                      ushmemi_g.n_pes);
+    ushmem_status_t status = ushmemi_bootstrap_allgather(&ushmemi_g.bs, &mine, bases,
+                                                         sizeof(mine));
+    if (status != USHMEM_OK)
+        ushmemi_fatal("shmem_align", "gathering the PEs' heap bases failed: %s",
+                      ushmemi_status_string(status));
+    uint64_t differ = 0;
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++)
+        differ |= bases[pe] ^ mine;
+    free(bases);
+    shared = differ == 0 ? SIZE_MAX : (size_t)(differ & (~differ + 1));
+    return shared;
+}
+
 USHMEMI_API void *shmem_align(size_t alignment, size_t size)
 {
+    ushmemi_check_init("shmem_align");
+    /* Every PE passes the same arguments and learns the same shared
+     * alignment, so every PE refuses together and stays collective. */
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-        ushmemi_check_init("shmem_align");
-        ushmemi_error("shmem_align(%zu, %zu): the alignment is not a power of two", alignment,
-                      size);
-        ushmemi_barrier_world();
-        return NULL;
+        ushmemi_error("shmem_align(%zu, %zu): the alignment %zu is not a power of two", alignment,
+                      size, alignment);
+    } else if (alignment > ushmemi_settings.symmetric_size) {
+        ushmemi_error("shmem_align(%zu, %zu): the alignment %zu is larger than the symmetric heap "
+                      "(SHMEM_SYMMETRIC_SIZE=%zu bytes)",
+                      alignment, size, alignment, ushmemi_settings.symmetric_size);
+    } else if (alignment > USHMEMI_HEAP_ALIGNMENT && alignment > shared_base_alignment()) {
+        ushmemi_error("shmem_align(%zu, %zu): the alignment %zu cannot hold on every PE: a "
+                      "symmetric block has one offset on all PEs, and their heaps lie at "
+                      "addresses that agree only modulo %zu bytes (the device backend aligns "
+                      "each heap to %zu bytes)",
+                      alignment, size, alignment, shared_base_alignment(),
+                      ushmemi_heap_alignment_for(ushmemi_g.heap_size));
+    } else {
+        return alloc_collective("shmem_align", alignment, size);
     }
-    if (alignment > USHMEMI_HEAP_ALIGNMENT) {
-        ushmemi_check_init("shmem_align");
-        ushmemi_error("shmem_align(%zu, %zu): alignments above %zu bytes are not supported", alignment,
-                      size, USHMEMI_HEAP_ALIGNMENT);
-        ushmemi_barrier_world();
-        return NULL;
-    }
-    return alloc_collective("shmem_align", alignment, size);
+    ushmemi_barrier_world();
+    return NULL;
 }
 
 static void free_checked(const char *call, void *ptr)

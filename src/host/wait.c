@@ -5,7 +5,9 @@
  * The variables are this PE's symmetric objects, updated by other PEs
  * through their mappings; they are read with acquire loads so that data put
  * before the update is visible once the condition holds. A wait polls and,
- * after a short spin, yields the CPU: PEs often outnumber cores. */
+ * after a short spin, yields the CPU: PEs often outnumber cores. The _any
+ * forms resume their scan after the index they last returned, so that no
+ * index is starved. */
 #include <assert.h>
 #include <shmem.h>
 #include <stdatomic.h>
@@ -84,14 +86,56 @@ static bool test_all(const struct wait_set *w)
     return true;
 }
 
-static size_t test_any(const struct wait_set *w)
+/* Where the next _any scan of an array starts: just after the index the
+ * last one returned, so an element that keeps satisfying the condition
+ * cannot hide the others (OpenSHMEM 1.5 asks that no index be starved).
+ * The cursors are per thread, so concurrent callers need no atomics and do
+ * not disturb each other's rotation, and keyed by the array's address, so a
+ * thread polling several arrays in turn keeps one rotation per array (a
+ * single cursor would let the other array's answers pick where this one
+ * starts, which can starve an index again). A thread polling more arrays
+ * than there are slots only loses fairness, never correctness: an evicted
+ * array starts again at 0, and a cursor is always taken modulo nelems. */
+#define ANY_CURSORS 16
+
+struct any_cursor {
+    const void *ivars;
+    size_t next;
+};
+
+static _Thread_local struct any_cursor any_cursors[ANY_CURSORS];
+static _Thread_local unsigned any_victim;
+
+static struct any_cursor *any_cursor_of(const void *ivars)
 {
-    for (size_t i = 0; i < w->nelems; i++)
-        if (included(w, i) && element_ok(w, i))
+    for (unsigned i = 0; i < ANY_CURSORS; i++)
+        if (any_cursors[i].ivars == ivars)
+            return &any_cursors[i];
+    struct any_cursor *c = &any_cursors[any_victim++ % ANY_CURSORS];
+    *c = (struct any_cursor){ivars, 0};
+    return c;
+}
+
+static size_t test_any_from(const struct wait_set *w, struct any_cursor *c)
+{
+    size_t start = c->next < w->nelems ? c->next : 0;
+    for (size_t k = 0; k < w->nelems; k++) {
+        size_t i = k < w->nelems - start ? start + k : start + k - w->nelems;
+        if (included(w, i) && element_ok(w, i)) {
+            c->next = i + 1;
             return i;
+        }
+    }
     return SIZE_MAX;
 }
 
+static size_t test_any(const struct wait_set *w)
+{
+    return test_any_from(w, any_cursor_of(w->ivars));
+}
+
+/* The _some forms report every element that satisfies the condition, so
+ * none can be starved; they keep ascending order and need no cursor. */
 static size_t test_some(const struct wait_set *w, size_t *indices)
 {
     size_t n = 0;
@@ -114,9 +158,10 @@ static size_t wait_any(const struct wait_set *w)
 {
     if (!any_included(w))
         return SIZE_MAX;
+    struct any_cursor *c = any_cursor_of(w->ivars);
     unsigned spins = 0;
     size_t found;
-    while ((found = test_any(w)) == SIZE_MAX)
+    while ((found = test_any_from(w, c)) == SIZE_MAX)
         ushmemi_poll_pause(&spins);
     return found;
 }
