@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -48,7 +50,14 @@
 #define EXIT_NOEXEC 126
 #define EXIT_NOTFOUND 127
 #define MAX_PES 4096
-#define KILL_GRACE_MS 2000
+/* Once the job is ending, a PE has this long to exit on SIGTERM before it
+ * gets SIGKILL; then oshrun waits at most REAP_GRACE_MS for the killed PEs to
+ * be reaped (a PE inside a driver call or held by a debugger can take long to
+ * die) and exits anyway, naming them. While ending, the PEs are reaped every
+ * REAP_POLL_MS whether or not SIGCHLD arrives. */
+#define KILL_GRACE_MS 3000
+#define REAP_GRACE_MS 2000
+#define REAP_POLL_MS 100
 
 extern char **environ;
 
@@ -61,12 +70,15 @@ struct options {
     const char **exports;       /* -x VAR pairs, for mpirun and prterun */
     int n_exports;
     char **prog_argv;           /* the program and its arguments */
+    const char *bind_to;        /* core or none, from --bind-to or $OSHRUN_BIND */
+    const char *bind_from;      /* which of them (or "the default") */
 };
 
 struct pe {
     int rank;
     pid_t pid;                  /* 0: not started or reaped */
     pid_t pgid;                 /* its process group, kept after reaping */
+    int cpu;                    /* the CPU it is bound to, -1: not bound */
     pmix_proc_t proc;
     /* Set by the PMIx thread: the PE connected (called PMIx_Init) and
      * finalized. A PE that connected and exits 0 without finalizing leaves
@@ -95,6 +107,9 @@ struct job {
     int sigfd;
     struct failure fail;
     bool stopping; /* a signal was forwarded: PEs may exit 0 without finalizing */
+    bool debug;    /* OSHRUN_DEBUG or SHMEM_DEBUG: say what was decided */
+    cpu_set_t *bind_set; /* scratch for the child's affinity, bind_setsize bytes */
+    size_t bind_setsize;
 };
 
 static struct job g_job = {
@@ -106,10 +121,13 @@ static struct job g_job = {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: oshrun [-n|-np N] [--timeout S] [--launcher mpirun|prterun|srun]\n"
-            "              [-x VAR]... program [args...]\n"
+            "usage: oshrun [-n|-np N] [--timeout S] [--bind-to core|none]\n"
+            "              [--launcher mpirun|prterun|srun] [-x VAR]... program [args...]\n"
             "  -n, -np N        number of PEs (default 1)\n"
             "  --timeout S      end the job after S seconds (exit status 124)\n"
+            "  --bind-to B      core: bind PE i to the i-th CPU that oshrun may run on\n"
+            "                   (round robin); none: leave the PEs unbound (default\n"
+            "                   $OSHRUN_BIND, else core)\n"
             "  --launcher L     hand the job to mpirun, prterun or srun (several nodes);\n"
             "                   other options before the program are passed to it\n"
             "  -x VAR           export VAR to the PEs (for mpirun; locally the whole\n"
@@ -117,7 +135,10 @@ static void usage(FILE *f)
             "  -h, --help       this text\n"
             "Without --launcher, oshrun runs every PE on this node under its own PMIx\n"
             "server. It exits 0 when every PE exits 0, otherwise with the first\n"
-            "failure's status (128+N for signal N).\n");
+            "failure's status (128+N for signal N); PEs still running then get SIGTERM,\n"
+            "and SIGKILL %d s later. OSHRUN_DEBUG=1 (or SHMEM_DEBUG=1) says what oshrun\n"
+            "decided, such as each PE's CPU.\n",
+            KILL_GRACE_MS / 1000);
 }
 
 static void die_usage(const char *fmt, ...)
@@ -217,6 +238,16 @@ static void parse_args(int argc, char **argv, struct options *o)
             o->launcher = l;
             if (a[10] != '=')
                 i++;
+        } else if (strcmp(a, "--bind-to") == 0 || strncmp(a, "--bind-to=", 10) == 0) {
+            /* Ours without --launcher; the engine's (any of its values)
+             * with it, which may come later on the line. */
+            const char *b = a[9] == '=' ? a + 10 : val;
+            if (b == NULL)
+                die_usage("--bind-to needs core or none");
+            o->bind_to = b;
+            unknown[n_unknown++] = a;
+            if (a[9] != '=')
+                unknown[n_unknown++] = argv[++i];
         } else if (strcmp(a, "-x") == 0) {
             if (val == NULL)
                 die_usage("-x needs a variable name");
@@ -235,8 +266,24 @@ static void parse_args(int argc, char **argv, struct options *o)
                 unknown[n_unknown++] = argv[++i];
         }
     }
-    if (n_unknown > 0 && o->launcher == NULL)
-        die_usage("unknown option '%s'", unknown[0]);
+    if (o->launcher == NULL) {
+        for (int k = 0; k < n_unknown; k++)
+            if (strcmp(unknown[k], "--bind-to") == 0)
+                k++;
+            else if (strncmp(unknown[k], "--bind-to=", 10) != 0)
+                die_usage("unknown option '%s'", unknown[k]);
+        n_unknown = 0;
+        if (o->bind_to != NULL) {
+            o->bind_from = "--bind-to";
+        } else if ((o->bind_to = getenv("OSHRUN_BIND")) != NULL && o->bind_to[0] != '\0') {
+            o->bind_from = "OSHRUN_BIND";
+        } else {
+            o->bind_to = "core";
+            o->bind_from = "the default";
+        }
+        if (strcmp(o->bind_to, "core") != 0 && strcmp(o->bind_to, "none") != 0)
+            die_usage("invalid %s '%s': expected core or none", o->bind_from, o->bind_to);
+    }
     for (int k = 0; k < n_unknown; k++)
         o->engine_args[o->n_engine_args++] = unknown[k];
     free(unknown);
@@ -736,6 +783,74 @@ static int register_job(struct job *job)
     return 0;
 }
 
+/* ---- placing the PEs ---- */
+
+static bool env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0 ||
+                         strcasecmp(v, "true") == 0 || strcasecmp(v, "on") == 0);
+}
+
+/* oshrun's own affinity mask, however many CPUs the machine has; NULL (and
+ * errno) on failure. */
+static cpu_set_t *own_affinity(int *ncpus_p, size_t *size_p)
+{
+    for (int ncpus = 1024; ncpus <= (1 << 22); ncpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC(ncpus);
+        size_t size = CPU_ALLOC_SIZE(ncpus);
+        if (set == NULL)
+            return NULL;
+        if (sched_getaffinity(0, size, set) == 0) {
+            *ncpus_p = ncpus;
+            *size_p = size;
+            return set;
+        }
+        int err = errno;
+        CPU_FREE(set);
+        errno = err;
+        if (err != EINVAL) /* EINVAL: the mask is larger than ours */
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Gives PE i the i-th CPU of oshrun's own mask, round robin, so that PEs do
+ * not pile up on one CPU when the scheduler leaves them there; the mask is
+ * what a batch system or taskset gave the job. The child applies it. Binding
+ * is a placement hint: when it cannot be planned, the PEs run unbound. */
+static void plan_binding(struct job *job, const struct options *o)
+{
+    for (int i = 0; i < job->npes; i++)
+        job->pes[i].cpu = -1;
+    if (strcmp(o->bind_to, "none") == 0) {
+        if (job->debug)
+            fprintf(stderr, "oshrun: PEs not bound to CPUs (none, from %s)\n", o->bind_from);
+        return;
+    }
+    int ncpus = 0, count = 0;
+    cpu_set_t *set = own_affinity(&ncpus, &job->bind_setsize);
+    int *cpus = set != NULL ? malloc((size_t)ncpus * sizeof(*cpus)) : NULL;
+    if (cpus == NULL) {
+        fprintf(stderr, "oshrun: PEs not bound to CPUs: cannot read oshrun's CPU mask: %s\n",
+                strerror(errno));
+        if (set != NULL)
+            CPU_FREE(set);
+        return;
+    }
+    for (int c = 0; c < ncpus; c++)
+        if (CPU_ISSET_S(c, job->bind_setsize, set))
+            cpus[count++] = c;
+    for (int i = 0; i < job->npes && count > 0; i++)
+        job->pes[i].cpu = cpus[i % count];
+    if (job->debug)
+        fprintf(stderr, "oshrun: binding each PE to one of the %d CPUs oshrun may use (core, "
+                        "from %s)%s\n", count, o->bind_from,
+                job->npes > count ? "; more PEs than CPUs, some share one" : "");
+    free(cpus);
+    job->bind_set = set; /* reused as each child's mask */
+}
+
 /* ---- starting the PEs ---- */
 
 /* Variables that describe an enclosing job: a PE must see only ours. */
@@ -800,6 +915,12 @@ static _Noreturn void exec_child(const struct job *job, int rank, char **argv, c
      * group that reads it, so only PE 0 keeps stdin, and only if it is not
      * a terminal. */
     setpgid(0, 0);
+    /* job->bind_set was filled with this PE's CPU just before the fork. */
+    if (job->pes[rank].cpu >= 0 && sched_setaffinity(0, job->bind_setsize, job->bind_set) != 0) {
+        static const char bind_msg[] = "oshrun: cannot bind a PE to its CPU; it runs unbound\n";
+        ssize_t wrc = write(STDERR_FILENO, bind_msg, sizeof(bind_msg) - 1);
+        (void)wrc;
+    }
     if (rank != 0 || isatty(STDIN_FILENO)) {
         int fd = open("/dev/null", O_RDONLY);
         if (fd >= 0) {
@@ -827,6 +948,10 @@ static int start_pes(struct job *job, char **argv, const sigset_t *oldmask)
             free_env(env);
             return -1;
         }
+        if (pe->cpu >= 0) {
+            CPU_ZERO_S(job->bind_setsize, job->bind_set);
+            CPU_SET_S((size_t)pe->cpu, job->bind_setsize, job->bind_set);
+        }
         pid_t pid = fork();
         if (pid == 0)
             exec_child(job, i, argv, env, self, oldmask);
@@ -835,6 +960,8 @@ static int start_pes(struct job *job, char **argv, const sigset_t *oldmask)
             fprintf(stderr, "oshrun: fork for PE %d failed: %s\n", i, strerror(errno));
             return -1;
         }
+        if (job->debug && pe->cpu >= 0)
+            fprintf(stderr, "oshrun: PE %d (pid %d) bound to CPU %d\n", i, (int)pid, pe->cpu);
         /* Also here, so that no signal can reach the PE before it is set. */
         setpgid(pid, pid);
         pe->pid = pid;
@@ -907,26 +1034,48 @@ static void report_timeout(struct job *job, double timeout_s)
                    list);
 }
 
-/* Runs until every PE has been reaped; returns the job's exit status. */
+/* Names the PEs that SIGKILL has not ended within REAP_GRACE_MS, which
+ * oshrun then stops waiting for. The job failed, if nothing else said so. */
+static void report_unreaped(struct job *job)
+{
+    record_failure(job, 128 + SIGKILL, "PEs were killed (SIGKILL) after a second signal");
+    for (int i = 0; i < job->npes; i++)
+        if (job->pes[i].pid > 0)
+            fprintf(stderr, "oshrun: PE %d (pid %d) has not exited %d ms after SIGKILL; not "
+                            "waiting for it\n", i, (int)job->pes[i].pid, REAP_GRACE_MS);
+}
+
+static int64_t earliest(int64_t a, int64_t b)
+{
+    return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+/* Runs until every PE has been reaped, or, once the job is ending, until the
+ * PEs have had KILL_GRACE_MS after SIGTERM and REAP_GRACE_MS after SIGKILL;
+ * returns the job's exit status. Nothing a PE does (ignoring or blocking
+ * SIGTERM, spinning, waiting in a fence, being stuck in the kernel) keeps the
+ * launcher longer than that. */
 static int supervise(struct job *job, double timeout_s)
 {
     char what[sizeof(job->fail.what)];
     int code = 0;
     int64_t job_deadline = timeout_s > 0 ? now_ms() + (int64_t)(timeout_s * 1000) : -1;
-    int64_t kill_deadline = -1;
+    int64_t kill_deadline = -1; /* SIGKILL for the PEs left then */
+    int64_t give_up = -1;       /* SIGKILL was sent: stop waiting then */
     bool reported = false;
     int forwarded = 0;
 
     while (job->running > 0) {
         bool ending = false;
         int64_t now = now_ms();
-        int64_t next = job_deadline;
-        if (kill_deadline >= 0 && (next < 0 || kill_deadline < next))
-            next = kill_deadline;
+        int64_t next = earliest(earliest(job_deadline, kill_deadline), give_up);
+        /* While ending, reap on a timer too: a lost SIGCHLD must not stall it. */
+        if (kill_deadline >= 0)
+            next = earliest(next, now + REAP_POLL_MS);
         struct pollfd fds[2] = {{.fd = job->sigfd, .events = POLLIN},
                                 {.fd = job->abort_pipe[0], .events = POLLIN}};
-        int wait_ms = next < 0 ? -1 : (int)(next > now ? next - now : 0);
-        int n = poll(fds, 2, wait_ms);
+        int64_t wait = next < 0 ? -1 : next > now ? next - now : 0;
+        int n = poll(fds, 2, wait > INT_MAX ? INT_MAX : (int)wait);
         if (n < 0 && errno != EINTR) {
             perror("oshrun: poll");
             ending = true;
@@ -940,6 +1089,8 @@ static int supervise(struct job *job, double timeout_s)
                     /* A second signal means the PEs did not listen. */
                     job->stopping = true;
                     signal_pes(job, ++forwarded > 1 ? SIGKILL : (int)si.ssi_signo, false);
+                    if (forwarded > 1 && give_up < 0)
+                        give_up = now_ms() + REAP_GRACE_MS;
                 }
             }
         }
@@ -949,6 +1100,8 @@ static int supervise(struct job *job, double timeout_s)
             (void)rc;
             ending = true;
         }
+        if (kill_deadline >= 0)
+            ending |= reap_pes(job);
         now = now_ms();
         if (job_deadline >= 0 && now >= job_deadline) {
             report_timeout(job, timeout_s);
@@ -959,13 +1112,17 @@ static int supervise(struct job *job, double timeout_s)
             signal_pes(job, SIGTERM, true);
             kill_deadline = now + KILL_GRACE_MS;
         }
-        if (kill_deadline >= 0 && now >= kill_deadline) {
+        if (kill_deadline >= 0 && now >= kill_deadline && give_up < 0) {
             signal_pes(job, SIGKILL, true);
-            kill_deadline = INT64_MAX; /* once; reaping goes on */
+            give_up = now + REAP_GRACE_MS;
         }
         if (ending && !reported && failure_get(job, &code, what, sizeof(what))) {
             fprintf(stderr, "oshrun: %s%s\n", what, job->running > 0 ? "; ending the job" : "");
             reported = true;
+        }
+        if (give_up >= 0 && now >= give_up && job->running > 0) {
+            report_unreaped(job);
+            break;
         }
     }
     if (!reported && failure_get(job, &code, what, sizeof(what)))
@@ -1004,6 +1161,7 @@ static int run_local(const struct options *o)
     int code = 1;
 
     job->npes = o->npes;
+    job->debug = env_flag("OSHRUN_DEBUG") || env_flag("SHMEM_DEBUG");
     job->prog_path = resolve_program(o->prog_argv[0]);
     if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
         strcpy(job->hostname, "localhost");
@@ -1017,6 +1175,7 @@ static int run_local(const struct options *o)
         job->pes[i].rank = i;
         PMIX_LOAD_PROCID(&job->pes[i].proc, job->nspace, (pmix_rank_t)i);
     }
+    plan_binding(job, o);
     if (setup_signals(job, &oldmask) != 0)
         goto out;
     if (server_start(job) != 0)
@@ -1033,6 +1192,8 @@ finalize_server:
     PMIx_server_finalize();
     remove_tmpdir(job);
 out:
+    if (job->bind_set != NULL)
+        CPU_FREE(job->bind_set);
     free(job->pes);
     free(job->prog_path);
     return code;

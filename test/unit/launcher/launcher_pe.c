@@ -8,6 +8,16 @@
  *   check N          checks job size N, local ranks, and an exchange of values
  *   exit R CODE      PE R exits with CODE; the others wait for a signal
  *   stubborn R CODE  as exit, but the others ignore SIGTERM
+ *   spin R CODE      as exit, but the others ignore SIGTERM and spin on the CPU
+ *   fence R CODE     as exit, but the others block SIGTERM and wait in a
+ *                    second fence, which R never joins
+ *   traced R CODE    as spin, but each other PE is first seized with ptrace by
+ *                    a helper outside its process group that never waits for
+ *                    it, so that oshrun cannot reap it after SIGKILL (a PE
+ *                    under a debugger); the helper writes tracer.RANK and
+ *                    exits after 30 s, or writes untraceable.RANK if ptrace
+ *                    is refused
+ *   affinity         prints "RANK:" and the CPUs it may run on, e.g. "0:2,5"
  *   signal R SIG     PE R kills itself with SIG; the others wait
  *   abort R CODE     PE R calls PMIx_Abort(CODE); the others wait
  *   early R          PE R exits 0 at once without PMIx_Finalize; the others
@@ -19,11 +29,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pmix.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <unistd.h>
 
 static pmix_proc_t me;
@@ -137,6 +149,59 @@ static int check(uint32_t want_size)
     return 0;
 }
 
+/* One write per line, so that lines of different PEs do not mix. */
+static int print_affinity(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        fprintf(stderr, "PE %u: sched_getaffinity: %s\n", me.rank, strerror(errno));
+        return 16;
+    }
+    char line[8192];
+    size_t len = (size_t)snprintf(line, sizeof(line), "%u:", me.rank);
+    const char *sep = "";
+    for (int cpu = 0; cpu < CPU_SETSIZE && len < sizeof(line); cpu++) {
+        if (CPU_ISSET(cpu, &set)) {
+            len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%d", sep, cpu);
+            sep = ",";
+        }
+    }
+    printf("%s\n", line);
+    return 0;
+}
+
+/* Forks a helper that leaves this process group, seizes this PE with ptrace
+ * and then sleeps without ever waiting for it: the PE's death is reported to
+ * the helper, not to oshrun, until the helper exits. Only async-signal-safe
+ * calls in the child: PMIx threads exist. */
+static void hold_under_ptrace(void)
+{
+    int ready[2];
+    pid_t pe = getpid();
+    char ok = 0;
+    if (pipe(ready) != 0)
+        return;
+    pid_t helper = fork();
+    if (helper == 0) {
+        setsid(); /* out of reach of oshrun's signals to the PE's group */
+        ok = ptrace(PTRACE_SEIZE, pe, NULL, NULL) == 0;
+        ssize_t rc = write(ready[1], &ok, 1);
+        (void)rc;
+        if (ok)
+            sleep(30);
+        _exit(0);
+    }
+    if (helper > 0 && read(ready[0], &ok, 1) == 1 && ok) {
+        char pid[32];
+        snprintf(pid, sizeof(pid), "%d\n", (int)helper);
+        touch("tracer", pid);
+    } else {
+        touch("untraceable", "1");
+    }
+    close(ready[0]);
+    close(ready[1]);
+}
+
 static long arg(char **argv, int argc, int i)
 {
     return i < argc ? strtol(argv[i], NULL, 10) : -1;
@@ -148,8 +213,15 @@ int main(int argc, char **argv)
     long target = arg(argv, argc, 2), value = arg(argv, argc, 3);
     if (strcmp(mode, "term") == 0)
         signal(SIGTERM, on_term);
-    if (strcmp(mode, "stubborn") == 0)
+    if (strcmp(mode, "stubborn") == 0 || strcmp(mode, "spin") == 0 ||
+        strcmp(mode, "traced") == 0)
         signal(SIGTERM, SIG_IGN);
+    if (strcmp(mode, "fence") == 0) {
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        sigprocmask(SIG_BLOCK, &term, NULL);
+    }
 
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
@@ -159,6 +231,8 @@ int main(int argc, char **argv)
     char pid[32];
     snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
     touch("pid", pid);
+    if (strcmp(mode, "traced") == 0 && (long)me.rank != target)
+        hold_under_ptrace(); /* before the fence, after which the target exits */
     if (fence() != 0)
         return 13;
     touch("ready", "1");
@@ -178,6 +252,18 @@ int main(int argc, char **argv)
         if (chosen)
             _exit((int)value);
         wait_for_signal();
+    } else if (strcmp(mode, "spin") == 0 || strcmp(mode, "traced") == 0) {
+        if (chosen)
+            _exit((int)value);
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    } else if (strcmp(mode, "fence") == 0) {
+        if (chosen)
+            _exit((int)value);
+        fence();
+        wait_for_signal();
+    } else if (strcmp(mode, "affinity") == 0) {
+        code = print_affinity();
     } else if (strcmp(mode, "signal") == 0) {
         if (chosen)
             raise((int)value);

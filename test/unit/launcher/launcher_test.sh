@@ -115,13 +115,96 @@ exit-code) # one PE exits 3: the others are ended and oshrun exits 3
     expect_faster_than 2000
     expect_no_leftovers
     ;;
-stubborn) # PEs that ignore SIGTERM are killed 2 s later
+stubborn) # PEs that ignore SIGTERM are killed 3 s later (KILL_GRACE_MS)
     run -n 3 "$pe" stubborn 0 5
     expect_code 5
     expect_err '^oshrun: PE 0 .*exited with status 5'
-    [ "$elapsed" -ge 1900 ] || fail "took $elapsed ms: no grace period before SIGKILL"
+    [ "$elapsed" -ge 2900 ] || fail "took $elapsed ms: no grace period before SIGKILL"
     expect_faster_than 6000
     expect_no_leftovers
+    ;;
+stuck) # once the job is ending, PEs that ignore SIGTERM and spin, or block
+    # it and wait in a fence that never completes, are killed within seconds
+    for mode in spin fence; do
+        rm -f "$scratch"/pid.* "$scratch"/ready.*
+        run -n 3 "$pe" "$mode" 0 1
+        expect_code 1
+        expect_err '^oshrun: PE 0 .*exited with status 1; ending the job'
+        expect_faster_than 10000
+        expect_no_leftovers
+    done
+    ;;
+traced) # a PE that SIGKILL cannot end at once (held under ptrace, as by a
+    # debugger) must not keep oshrun: it gives up on it and exits 1
+    run -n 3 "$pe" traced 0 1
+    for f in "$scratch"/tracer.*; do
+        [ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+    done
+    compgen -G "$scratch/untraceable.*" >/dev/null && exit 77
+    expect_code 1
+    expect_faster_than 10000
+    expect_err '^oshrun: PE 0 .*exited with status 1; ending the job'
+    expect_err '^oshrun: PE [12] \(pid [0-9]+\) has not exited [0-9]+ ms after SIGKILL'
+    # With their tracers gone the PEs are released; a zombie is not running.
+    sleep 0.5
+    for f in "$scratch"/pid.*; do
+        p=$(cat "$f")
+        state=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1)
+        [ -z "$state" ] || [ "$state" = Z ] || fail "PE ${f##*.} (pid $p) still runs ($state)"
+    done
+    [ -z "$(ls -A "$TMPDIR")" ] || fail "left in TMPDIR: $(ls -A "$TMPDIR")"
+    ;;
+bind) # each PE is bound to its own CPU of oshrun's mask, round robin;
+    # --bind-to none and OSHRUN_BIND=none leave them oshrun's whole mask
+    unset OSHRUN_BIND
+    # cpus_of R: the CPU list PE R printed ("0,1"), from the last run
+    cpus_of() { sed -n "s/^$1://p" "$scratch/out"; }
+    OSHRUN_BIND=none run -n 1 "$pe" affinity
+    expect_code 0
+    mask=$(cpus_of 0)
+    IFS=, read -r -a allowed <<<"$mask"
+    [ "${#allowed[@]}" -ge 1 ] || fail "no CPU in oshrun's mask: $(cat "$scratch/out")"
+    # bind_run ENV OPTIONS N: OSHRUN_BIND=ENV oshrun OPTIONS -n N PE affinity
+    bind_run() {
+        # shellcheck disable=SC2086 # OPTIONS split on purpose
+        OSHRUN_BIND=$1 run $2 -n "$3" "$pe" affinity
+        expect_code 0
+    }
+    for n in 2 3; do
+        for how in ":" ":--bind-to core" "core:" "none:--bind-to core"; do
+            bind_run "${how%%:*}" "${how#*:}" "$n"
+            seen=" "
+            for r in $(seq 0 $((n - 1))); do
+                want=${allowed[$((r % ${#allowed[@]}))]}
+                [ "$(cpus_of "$r")" = "$want" ] ||
+                    fail "'$how' -n $n: PE $r may run on CPUs '$(cpus_of "$r")', wanted $want only"
+                case $seen in
+                *" $want "*) [ "$n" -gt "${#allowed[@]}" ] || fail "'$how': two PEs on CPU $want" ;;
+                esac
+                seen="$seen$want "
+            done
+        done
+        for how in ":--bind-to none" ":--bind-to=none" "none:" "core:--bind-to none"; do
+            bind_run "${how%%:*}" "${how#*:}" "$n"
+            for r in $(seq 0 $((n - 1))); do
+                [ "$(cpus_of "$r")" = "$mask" ] ||
+                    fail "'$how' -n $n: PE $r may run on CPUs '$(cpus_of "$r")', wanted $mask"
+            done
+        done
+    done
+    # oshrun's own mask, not the machine's, is what the PEs share.
+    if command -v taskset >/dev/null && [ "${#allowed[@]}" -ge 2 ]; then
+        last=${allowed[$((${#allowed[@]} - 1))]}
+        taskset -c "$last" "$oshrun" -n 2 "$pe" affinity >"$scratch/out" 2>"$scratch/err"
+        [ "$(cpus_of 0),$(cpus_of 1)" = "$last,$last" ] ||
+            fail "under taskset -c $last: $(cat "$scratch/out")"
+    fi
+    rm -f "$scratch"/pid.* "$scratch"/ready.*
+    run --bind-to socket -n 2 "$pe" affinity
+    expect_code 2
+    OSHRUN_BIND=bogus run -n 2 "$pe" affinity
+    expect_code 2
+    expect_pes_started 0
     ;;
 signal) # a PE killed by a signal: 128 + signal
     run -n 4 "$pe" signal 2 9
@@ -226,6 +309,57 @@ oshcc) # oshcc WRAPPER LIBRARY SOURCE INCDIR: build and run a program
     "$wrapper" -o "$scratch/hello" "$scratch/hello.o" 2>"$scratch/err" || fail "$wrapper link failed"
     [ ! -s "$scratch/err" ] || fail "the wrapper warned"
     run -n 2 "$scratch/hello"
+    expect_code 0
+    [ "$(grep -c 'ok$' "$scratch/out")" -eq 2 ] || fail "output: $(cat "$scratch/out")"
+    ;;
+oshcc-self) # oshcc-self WRAPPER LIBRARY SOURCE INCDIR: CC (CXX, NVCC) naming the
+    # wrapper itself, by path or as a copy, must not make it run itself forever
+    wrapper=$1
+    case $wrapper in
+    */oshnvcc) var=NVCC; command -v nvcc >/dev/null || exit 77 ;;
+    */oshc++) var=CXX ;;
+    *) var=CC ;;
+    esac
+    unset OSHCC OSHCXX OSHNVCC
+    export OSHCC_LIBDIR
+    OSHCC_LIBDIR=$(dirname "$2")
+    export OSHCC_INCDIR=$4
+    cp "$wrapper" "$scratch/copy"
+    for self in "$wrapper" "$scratch/copy"; do
+        env "$var=$self" timeout 20 "$wrapper" -o "$scratch/hello" "$3" 2>"$scratch/err"
+        rc=$?
+        [ "$rc" -ne 124 ] || fail "$var=$self: the wrapper still ran after 20 s"
+        [ "$rc" -eq 0 ] || fail "$var=$self: the wrapper failed ($rc)"
+        run -n 2 "$scratch/hello"
+        expect_code 0
+        [ "$(grep -c 'ok$' "$scratch/out")" -eq 2 ] || fail "output: $(cat "$scratch/out")"
+        rm -f "$scratch/hello"
+    done
+    ;;
+oshcc-cmake) # oshcc-cmake WRAPPER LIBRARY SOURCE INCDIR: a CMake project built
+    # with the wrapper as its compiler and CC, as users write it
+    command -v cmake >/dev/null || exit 77
+    wrapper=$1
+    export OSHCC_LIBDIR # absolute: CMake compiles in directories of its own
+    OSHCC_LIBDIR=$(cd "$(dirname "$2")" && pwd)
+    export OSHCC_INCDIR=$4
+    export CC=$wrapper
+    unset OSHCC
+    mkdir "$scratch/src"
+    cp "$3" "$scratch/src/hello.c"
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.10)' 'project(x C)' \
+        'add_executable(hello hello.c)' >"$scratch/src/CMakeLists.txt"
+    timeout 60 cmake -S "$scratch/src" -B "$scratch/b" -DCMAKE_C_COMPILER="$wrapper" \
+        >"$scratch/err" 2>&1
+    rc=$?
+    [ "$rc" -ne 124 ] || fail "cmake configure still ran after 60 s"
+    [ "$rc" -eq 0 ] || fail "cmake configure failed ($rc)"
+    timeout 60 cmake --build "$scratch/b" >"$scratch/err" 2>&1
+    rc=$?
+    [ "$rc" -ne 124 ] || fail "cmake --build still ran after 60 s"
+    [ "$rc" -eq 0 ] || fail "cmake --build failed ($rc)"
+    rm -f "$scratch/err"
+    run -n 2 "$scratch/b/hello"
     expect_code 0
     [ "$(grep -c 'ok$' "$scratch/out")" -eq 2 ] || fail "output: $(cat "$scratch/out")"
     ;;
