@@ -130,6 +130,21 @@ void shmem_quiet(void);
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
 
+/* shmem_sync has two forms under one name: OpenSHMEM 1.5's team form, which
+ * returns 0, or nonzero for an invalid team, as shmem_team_sync does, and the
+ * deprecated active-set form (pSync is accepted but not used). The macro picks
+ * one by the number of arguments, in C and in C++. The exported function
+ * shmem_sync is the team form, so (shmem_sync)(team) and a pointer to
+ * shmem_sync call it; the active-set form is exported as
+ * shmem_sync_deprecated. */
+int(shmem_sync)(shmem_team_t team);
+void shmem_sync_deprecated(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define USHMEMI_SYNC_PICK(a1, a2, a3, a4, name, ...) name
+#define shmem_sync(...)                                                        \
+    USHMEMI_SYNC_PICK(__VA_ARGS__, shmem_sync_deprecated,                     \
+                      shmem_sync_takes_1_or_4_arguments,                      \
+                      shmem_sync_takes_1_or_4_arguments, (shmem_sync), unused)(__VA_ARGS__)
+
 #include "ushmem/shmem_rma.h"
 #include "ushmem/shmem_coll.h"
 

@@ -81,8 +81,9 @@
 /* ---- Synchronisation ---------------------------------------------------- */
 
 int shmem_team_sync(shmem_team_t team);
-/* Deprecated active-set forms; pSync is accepted but not used. */
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* Deprecated active-set forms; pSync is accepted but not used. The
+ * active-set shmem_sync is shmem_sync_deprecated, which the shmem_sync macro
+ * of shmem.h picks for four arguments. */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
 
 /* ---- Data movement on teams ---------------------------------------------- */

@@ -220,16 +220,22 @@ USHMEMI_API void shmem_sync_all(void)
     world_barrier("shmem_sync_all");
 }
 
-USHMEMI_API int shmem_team_sync(shmem_team_t team)
+static int team_sync(const char *call, shmem_team_t team)
 {
     struct ushmemi_coll_set set;
-    if (ushmemi_coll_team_set("shmem_team_sync", team, &set) != USHMEM_OK)
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
         return -1;
-    ushmemi_coll_barrier("shmem_team_sync", &set);
+    ushmemi_coll_barrier(call, &set);
     return 0;
 }
 
-USHMEMI_API void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+USHMEMI_API int shmem_team_sync(shmem_team_t team) { return team_sync("shmem_team_sync", team); }
+
+/* The symbol shmem_sync is the team form; shmem.h's shmem_sync(...) macro
+ * sends four arguments to shmem_sync_deprecated. */
+USHMEMI_API int(shmem_sync)(shmem_team_t team) { return team_sync("shmem_sync", team); }
+
+USHMEMI_API void shmem_sync_deprecated(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     (void)pSync; /* see the header comment: counters need no pSync */
     struct ushmemi_coll_set set;

@@ -88,6 +88,45 @@ static void print_banner(void)
     fflush(stdout);
 }
 
+/* OpenSHMEM finalizes a program that ends without calling shmem_finalize, as
+ * older ones using start_pes do. Finalize is collective: here a PE that gets
+ * to exit first waits for its peers in the closing barrier, and if a peer
+ * dies instead the launcher ends the job. Only exit status 0 finalizes, so
+ * glibc's on_exit rather than atexit, which cannot see the status: a PE that
+ * exits non-zero must end the job at once (the launcher does so), not wait
+ * for its peers, nor meet them in a barrier of theirs as if it were its own.
+ * shmem_global_exit, a fatal error and a signal leave through _exit or the
+ * kernel and run no exit handler. */
+static pid_t exit_finalize_pid; /* a child forked by the program is not a PE */
+
+static void finalize_at_exit(int exit_status, void *arg)
+{
+    (void)arg;
+    if (exit_status != 0 || !ushmemi_g.initialized || getpid() != exit_finalize_pid)
+        return;
+    ushmemi_debug("exit status 0 without shmem_finalize: finalizing now");
+    shmem_finalize();
+}
+
+static void register_exit_finalize(void)
+{
+    static int registered; /* init runs once per program, but be sure */
+    if (registered)
+        return;
+#ifdef __GLIBC__
+    exit_finalize_pid = getpid();
+    if (on_exit(finalize_at_exit, NULL) != 0)
+        ushmemi_warn("cannot register the finalize at exit; a program must call shmem_finalize");
+    else
+        registered = 1;
+#else
+    /* Without on_exit the status is unknown: the program must finalize, and
+     * the launcher reports a PE that exits 0 without it. */
+    (void)finalize_at_exit;
+    (void)exit_finalize_pid;
+#endif
+}
+
 /* Ends the job: before the bootstrap is up this PE just exits, since every
  * PE of the job sees the same error. */
 _Noreturn static void init_failed(const char *what, ushmem_status_t status)
@@ -206,6 +245,7 @@ static void do_init(int requested)
                              : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                                  : requested;
     ushmemi_g.initialized = 1;
+    register_exit_finalize();
     status = ushmemi_device_api_init();
     if (status != USHMEM_OK)
         init_failed("cannot set up the device API (see above)", status);
