@@ -32,7 +32,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-benchmarks=(put_latency get_latency put_bw get_bw atomic_latency alltoall_bw barrier_latency)
+benchmarks=(put_latency get_latency put_bw get_bw atomic_latency alltoall_bw barrier_latency
+            reduce_bw)
 
 build=
 npes=2
@@ -202,12 +203,13 @@ join_tables() { # name ushmem.csv oshmem.csv summary [title]
     awk -F, -v name="$1" -v summary="$4" -v title="$5" '
         { file = FILENAME == ARGV[1] ? 1 : 2 }
         /^#/ { next }
-        file == 1 && !seen1++ { next }
+        file == 1 && !seen1++ { label = $2; next }
         file == 2 && !seen2++ { next }
         file == 1 { keys[++n] = $1; u[$1] = $2; next }
         file == 2 { o[$1] = $2 }
         END {
-            bw = name ~ /_bw$/
+            # The first value column decides (reduce_bw leads with latency).
+            bw = label != "" ? label ~ /bandwidth/ : name ~ /_bw$/
             printf "\n== %s%s, %s; ratio = ushmem / OSHMEM (%s is better)\n", name,
                    title == "" ? "" : " [" title "]",
                    bw ? "Bandwidth(MB/s)" : "Latency(us)", bw ? "higher" : "lower"

@@ -5,14 +5,17 @@
  * on the RMA road (a copy from the mapping, or the fabric), between two set
  * barriers: the first says every member's source is ready, the second that
  * every member has finished reading, so sources may be reused on return.
- * Reductions stage each member's contribution in its collective scratch, so
- * that dest == source (allowed by the spec) is safe.
+ * Reductions on host-accessible heaps that every member maps run as a
+ * reduce-scatter fused with an allgather: each member combines its own 1/N
+ * slice straight from every member's source and stores the result into every
+ * member's dest. Otherwise (the fabric, device heaps, private buffers) each
+ * member's contribution is staged in its collective scratch, so that
+ * dest == source (allowed by the spec) is safe.
  *
- * These are the simple algorithms, correct first. Where the faster ones
- * would go: a tree or scatter+allgather broadcast for many PEs or large
- * messages; pipelined rings for collect; a reduce-scatter + allgather for
- * large reductions (each PE would then combine 1/N of the data); and on GPU
- * heaps, kernels doing the copies and the combining on the device. */
+ * Apart from that, these are the simple algorithms, correct first. Where the
+ * faster ones would go: a tree or scatter+allgather broadcast for many PEs or
+ * large messages; pipelined rings for collect; and on GPU heaps, kernels
+ * doing the copies and the combining on the device. */
 #include <shmem.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,11 +173,10 @@ static void alltoalls(const char *call, const struct ushmemi_coll_set *set, void
  * halves alternate, so one barrier per chunk suffices: a PE overwrites a half
  * only after passing the barrier that every reader of its previous contents
  * reached after reading. */
-static void reduce(const char *call, const struct ushmemi_coll_set *set, void *dest,
-                   const void *source, size_t nreduce, size_t elem_size, combine_fn combine)
+static void reduce_staged(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                          const void *source, size_t nreduce, size_t elem_size,
+                          combine_fn combine)
 {
-    if (nreduce == 0)
-        return;
     const size_t half = USHMEMI_COLL_STAGE_SIZE / 2;
     const size_t chunk_elems = half / elem_size;
     int n = set->size;
@@ -201,6 +203,102 @@ static void reduce(const char *call, const struct ushmemi_coll_set *set, void *d
     ushmemi_coll_barrier(call, set);
     free(bounce);
     free(acc);
+}
+
+/* The direct reduction combines in blocks of this many bytes, small enough
+ * for the accumulator to stay in the L1 cache while every source streams
+ * through it. */
+#define REDUCE_BLOCK_BYTES 8192
+/* Slices start on this many bytes of the array, so that no two members
+ * store into one cache line of a dest. */
+#define REDUCE_SLICE_ALIGN 64
+
+/* Fills src_p[i] and dst_p[i] with member i's source and dest as mapped here
+ * and returns true when every member's copy of both is mapped and the CPU may
+ * touch it; false means the staged road. The answer is the same on every
+ * member: it depends on the (symmetric) addresses and on the routes, and a
+ * pair maps each other's memory or neither does. */
+static bool reduce_map(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                       const void *source, size_t bytes, unsigned char **dst_p,
+                       const unsigned char **src_p)
+{
+    const char *s = source, *d = dest;
+    if (!ushmemi_g.heap_host_accessible)
+        return false;
+    if (!(ushmemi_in_heap(s, bytes) || ushmemi_in_static(s, bytes)) ||
+        !(ushmemi_in_heap(d, bytes) || ushmemi_in_static(d, bytes)))
+        return false;
+    /* Partly overlapping arrays are not allowed by the spec, but would
+     * break the slicing: leave them to the staged road. */
+    if (s != d && s < d + bytes && d < s + bytes)
+        return false;
+    for (int i = 0; i < set->size; i++) {
+        int pe = ushmemi_coll_world_pe(set, i);
+        enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
+        if (route != USHMEMI_ROUTE_DIRECT && route != USHMEMI_ROUTE_SELF)
+            return false;
+        struct ushmemi_loc src_loc, dst_loc;
+        ushmemi_locate(call, source, bytes, pe, &src_loc);
+        ushmemi_locate(call, dest, bytes, pe, &dst_loc);
+        if (src_loc.mapped == NULL || dst_loc.mapped == NULL)
+            return false;
+        src_p[i] = (const unsigned char *)src_loc.mapped;
+        dst_p[i] = (unsigned char *)dst_loc.mapped;
+    }
+    return true;
+}
+
+/* Member `me` owns elements [lo, hi): it combines them from every member's
+ * source in member order (so every PE gets the same bits, even in floating
+ * point) and stores the result into every member's dest. Nobody else reads
+ * that part of any source, so the stores are safe in place (dest == source)
+ * too. The first barrier says every source is ready and every dest may be
+ * written, the second that every dest is complete and no source is read any
+ * more. */
+static void reduce_direct(const char *call, const struct ushmemi_coll_set *set,
+                          unsigned char *const *dst, const unsigned char *const *src,
+                          size_t nreduce, size_t elem_size, combine_fn combine)
+{
+    unsigned char acc[REDUCE_BLOCK_BYTES] __attribute__((aligned(64)));
+    size_t n = (size_t)set->size, me = (size_t)set->me;
+    size_t unit = elem_size < REDUCE_SLICE_ALIGN ? REDUCE_SLICE_ALIGN / elem_size : 1;
+    size_t units = nreduce / unit + (nreduce % unit != 0);
+    size_t lo = units / n * me + (me < units % n ? me : units % n);
+    size_t hi = lo + units / n + (me < units % n);
+    lo *= unit;
+    hi = hi * unit < nreduce ? hi * unit : nreduce;
+    const size_t block = REDUCE_BLOCK_BYTES / elem_size;
+
+    ushmemi_coll_barrier(call, set);
+    for (size_t at = lo; at < hi; at += block) {
+        size_t count = hi - at < block ? hi - at : block;
+        size_t offset = at * elem_size, bytes = count * elem_size;
+        memcpy(acc, src[0] + offset, bytes);
+        for (size_t i = 1; i < n; i++)
+            combine(acc, src[i] + offset, count);
+        /* Own dest first, then the others from the next member on, so that
+         * not every PE stores into member 0 at once. */
+        for (size_t step = 0; step < n; step++)
+            memcpy(dst[(me + step) % n] + offset, acc, bytes);
+    }
+    ushmemi_coll_barrier(call, set);
+}
+
+static void reduce(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                   const void *source, size_t nreduce, size_t elem_size, combine_fn combine)
+{
+    if (nreduce == 0)
+        return;
+    size_t bytes = byte_count(call, nreduce, elem_size);
+    size_t n = (size_t)set->size;
+    unsigned char **dst = xmalloc(call, n * sizeof(*dst));
+    const unsigned char **src = xmalloc(call, n * sizeof(*src));
+    if (reduce_map(call, set, dest, source, bytes, dst, src))
+        reduce_direct(call, set, dst, src, nreduce, elem_size, combine);
+    else
+        reduce_staged(call, set, dest, source, nreduce, elem_size, combine);
+    free(src);
+    free(dst);
 }
 
 /* ---- Combining functions -------------------------------------------------- */
