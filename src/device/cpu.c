@@ -30,13 +30,25 @@ struct region {
     int fd; /* the heap's memfd; -1 for the others */
 };
 
+/* A copy queued on the posing "copy engine" (see cpu_copy). */
+struct pending_copy {
+    void *dst;
+    const void *src; /* read when the copy lands: a heap, as an engine reads it */
+    void *staged;    /* or the source as it was when queued (ordinary memory) */
+    size_t len;
+};
+
 struct ushmemi_device {
     int local_rank;
     struct ushmemi_device_id id;
-    pthread_mutex_t lock; /* guards regions: PE threads allocate and query concurrently */
+    pthread_mutex_t lock; /* guards regions and pending: PE threads and the proxy call in */
     struct region *regions;
     size_t nregions, cap;
+    struct pending_copy *pending;
+    size_t npending, pending_cap;
 };
+
+static void land_pending(struct ushmemi_device *dev);
 
 static size_t page_round(size_t size)
 {
@@ -190,6 +202,8 @@ static void cpu_close(struct ushmemi_device *dev)
 {
     if (dev == NULL)
         return;
+    land_pending(dev);
+    free(dev->pending);
     /* Whatever the caller left behind is released so a close is a clean slate. */
     for (size_t i = 0; i < dev->nregions; i++) {
         if (dev->regions[i].kind != REGION_IMPORT)
@@ -401,23 +415,85 @@ static ushmem_status_t cpu_close_import(struct ushmemi_device *dev, void *ptr, s
     return USHMEM_OK;
 }
 
+/* Lands every queued copy, in order; the caller holds dev->lock. */
+static void land_pending(struct ushmemi_device *dev)
+{
+    for (size_t i = 0; i < dev->npending; i++) {
+        const struct pending_copy *c = &dev->pending[i];
+        memcpy(c->dst, c->staged != NULL ? c->staged : c->src, c->len);
+        free(c->staged);
+    }
+    dev->npending = 0;
+}
+
+/* True when p lies in memory this backend handed out or mapped (a heap). */
+static bool in_region(struct ushmemi_device *dev, const void *p)
+{
+    for (size_t i = 0; i < dev->nregions; i++)
+        if ((const char *)p >= dev->regions[i].base &&
+            (const char *)p < dev->regions[i].base + dev->regions[i].size)
+            return true;
+    return false;
+}
+
+/* A plain memcpy, except while the heap poses as device memory: then the
+ * copy behaves like a copy engine's, landing only at the next sync (or
+ * memset, which the engine would run after it), so that a path that reads
+ * or signals before syncing fails in the tests as it would on a GPU. A
+ * source in a heap is read when the copy lands, after the copies queued
+ * before it; ordinary memory is read at once, as a driver stages pageable
+ * memory. */
 static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const void *src, size_t len)
 {
-    (void)dev;
-    memcpy(dst, src, len);
+    if (!ushmemi_settings.cpu_device_heap || len == 0) {
+        memcpy(dst, src, len);
+        return USHMEM_OK;
+    }
+    pthread_mutex_lock(&dev->lock);
+    bool deferred_read = in_region(dev, src);
+    pthread_mutex_unlock(&dev->lock);
+    void *staged = NULL;
+    if (!deferred_read) {
+        staged = malloc(len);
+        if (staged == NULL) {
+            ushmemi_error("cpu backend: cannot stage a %zu-byte copy", len);
+            return USHMEM_ERR_NO_MEMORY;
+        }
+        memcpy(staged, src, len);
+    }
+    pthread_mutex_lock(&dev->lock);
+    if (dev->npending == dev->pending_cap) {
+        size_t cap = dev->pending_cap ? 2 * dev->pending_cap : 16;
+        struct pending_copy *grown = realloc(dev->pending, cap * sizeof(*grown));
+        if (grown == NULL) {
+            land_pending(dev); /* no room to queue: land everything now */
+            pthread_mutex_unlock(&dev->lock);
+            memcpy(dst, staged != NULL ? staged : src, len);
+            free(staged);
+            return USHMEM_OK;
+        }
+        dev->pending = grown;
+        dev->pending_cap = cap;
+    }
+    dev->pending[dev->npending++] = (struct pending_copy){dst, src, staged, len};
+    pthread_mutex_unlock(&dev->lock);
     return USHMEM_OK;
 }
 
 static ushmem_status_t cpu_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)
 {
-    (void)dev;
+    pthread_mutex_lock(&dev->lock);
+    land_pending(dev);
+    pthread_mutex_unlock(&dev->lock);
     memset(dst, value, len);
     return USHMEM_OK;
 }
 
 static ushmem_status_t cpu_sync(struct ushmemi_device *dev)
 {
-    (void)dev;
+    pthread_mutex_lock(&dev->lock);
+    land_pending(dev);
+    pthread_mutex_unlock(&dev->lock);
     return USHMEM_OK;
 }
 

@@ -89,6 +89,9 @@ static void host_seg_barrier(void)
 static void world_barrier(const char *call)
 {
     int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
+    /* Collectives put their data and then meet here: a put left queued on
+     * the copy engine must land before any PE leaves. */
+    ushmemi_host_copies_complete(call);
     if (n == 1) {
         atomic_thread_fence(memory_order_seq_cst);
         return;
@@ -122,6 +125,7 @@ void ushmemi_barrier_world(void) { world_barrier("ushmem internal world barrier"
 
 void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
 {
+    ushmemi_host_copies_complete(call);
     if (set->world) {
         world_barrier(call);
         return;
