@@ -1,4 +1,4 @@
-/* ushmem: OpenSHMEM 1.5 host API. */
+/* ushmem: OpenSHMEM 1.6 host API. */
 #ifndef SHMEM_H
 #define SHMEM_H
 
@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 #define SHMEM_MAJOR_VERSION 1
-#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MINOR_VERSION 6
 #define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
 #define _SHMEM_MINOR_VERSION SHMEM_MINOR_VERSION
 #define SHMEM_MAX_NAME_LEN 256
@@ -67,20 +67,27 @@ extern "C" {
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
-/* Teams and contexts: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED (all PEs on one
- * node) and the default context exist in this version. */
+/* Teams and contexts. SHMEM_TEAM_SHARED holds the PEs whose memory this PE
+ * maps (the PEs of its node under oshrun). */
 typedef struct ushmemi_team *shmem_team_t;
 typedef struct ushmemi_ctx *shmem_ctx_t;
 extern shmem_team_t SHMEM_TEAM_WORLD;
 extern shmem_team_t SHMEM_TEAM_SHARED;
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
 extern shmem_ctx_t SHMEM_CTX_DEFAULT;
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+
+/* Context options */
+#define SHMEM_CTX_PRIVATE (1L << 0)
+#define SHMEM_CTX_SERIALIZED (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
 
 /* Setup, exit and query */
 void shmem_init(void);
 int shmem_init_thread(int requested, int *provided);
 void shmem_query_thread(int *provided);
 void shmem_finalize(void);
+void shmem_query_initialized(int *initialized);
 void shmem_global_exit(int status);
 int shmem_my_pe(void);
 int shmem_n_pes(void);
@@ -89,15 +96,43 @@ int shmem_addr_accessible(const void *addr, int pe);
 void *shmem_ptr(const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
-int shmem_team_my_pe(shmem_team_t team);
-int shmem_team_n_pes(shmem_team_t team);
-int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+
+/* Teams */
 typedef struct {
     int num_contexts;
 } shmem_team_config_t;
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+int shmem_team_my_pe(shmem_team_t team);
+int shmem_team_n_pes(shmem_team_t team);
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
-void shmem_pcontrol(int level);
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask,
+                             shmem_team_t *new_team);
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team);
+void shmem_team_destroy(shmem_team_t team);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+
+/* Contexts */
+int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+void shmem_ctx_destroy(shmem_ctx_t ctx);
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+
+/* Sessions (OpenSHMEM 1.6): performance hints, accepted and checked. */
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
+                             const shmem_ctx_session_config_t *config, long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
+
+void shmem_pcontrol(int level, ...);
 
 /* Distributed locks */
 void shmem_set_lock(long *lock);
@@ -125,6 +160,10 @@ void *shmemalign(size_t alignment, size_t size);
 /* Memory ordering and completion */
 void shmem_fence(void);
 void shmem_quiet(void);
+void shmem_ctx_fence(shmem_ctx_t ctx);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_pe_quiet(const int *target_pes, size_t npes);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 
 /* Barriers */
 void shmem_barrier_all(void);

@@ -150,9 +150,15 @@ grep -q '^  cuda   available' "$logs/info.txt" && record "ushmem_info: cuda back
     record "ushmem_info: cuda backend available" FAIL
 
 section "oshrun -n 2 ushmem_info --topology"
-expect "ushmem_info --topology, 2 PEs: cuda, nvlink, direct" 0 \
-    'PE 0 -> PE 1: same_node=yes same_device=no link=nvlink p2p_access=yes p2p_atomics=yes' \
-    '' -- "${oshrun[@]}" -n 2 "$info" --topology
+if [ "$ngpus" -ge 2 ]; then
+    expect "ushmem_info --topology, 2 PEs: cuda, nvlink, direct" 0 \
+        'PE 0 -> PE 1: same_node=yes same_device=no link=nvlink p2p_access=yes p2p_atomics=yes' \
+        '' -- "${oshrun[@]}" -n 2 "$info" --topology
+else
+    # One GPU: both PEs on it, which the one-GPU section below checks.
+    run_to "$logs/out.txt" "${oshrun[@]}" -n 2 "$info" --topology
+    record "ushmem_info --topology, 2 PEs on 2 GPUs" "skipped (one GPU)"
+fi
 cp "$logs/out.txt" "$logs/topology_n2.txt"
 grep -q 'backend cuda, heap in device memory' "$logs/topology_n2.txt" &&
     record "  backend cuda, heap in device memory" PASS ||
@@ -161,9 +167,13 @@ grep -q 'backend cuda, heap in device memory' "$logs/topology_n2.txt" &&
 section "mpe_device_heap, 2 PEs on 2 GPUs"
 SHMEM_DEBUG=1 run_to "$logs/debug.txt" "${oshrun[@]}" -n 2 "$prog"
 grep -E 'cuda backend' "$logs/debug.txt" | head -8 | tee -a "$log"
-expect "mpe_device_heap -n 2 (one GPU each)" 0 'all checks passed' '' -- "${oshrun[@]}" -n 2 "$prog" -v
-expect "mpe_device_heap -n 2, USHMEM_FD_PASSING=socket" 0 'all checks passed' '' -- \
-    env USHMEM_FD_PASSING=socket "${oshrun[@]}" -n 2 "$prog"
+if [ "$ngpus" -ge 2 ]; then
+    expect "mpe_device_heap -n 2 (one GPU each)" 0 'all checks passed' '' -- "${oshrun[@]}" -n 2 "$prog" -v
+    expect "mpe_device_heap -n 2, USHMEM_FD_PASSING=socket" 0 'all checks passed' '' -- \
+        env USHMEM_FD_PASSING=socket "${oshrun[@]}" -n 2 "$prog"
+else
+    record "mpe_device_heap -n 2 (one GPU each)" "skipped (one GPU)"
+fi
 if [ "$ngpus" -ge 4 ]; then
     expect "mpe_device_heap -n 4 (one GPU each)" 0 'all checks passed' '' -- "${oshrun[@]}" -n 4 "$prog" -v
     expect "mpe_device_heap -n 8 (two PEs per GPU)" 0 'all checks passed' '' -- \

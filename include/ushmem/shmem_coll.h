@@ -135,6 +135,17 @@ USHMEMI_COLL_COMPLEX_TYPES(USHMEMI_COLL_DECL_ARITH)
 #undef USHMEMI_COLL_DECL_ARITH
 #undef USHMEMI_COLL_DECL_REDUCE
 
+/* OpenSHMEM 1.6 sum scans: inclusive (members 0..i) and exclusive (0..i-1,
+ * zero on member 0), on the types the sum reduction takes. */
+#define USHMEMI_COLL_DECL_SCAN(name, type)                                     \
+    int shmem_##name##_sum_inscan(shmem_team_t team, type *dest,              \
+                                  const type *source, size_t nelems);         \
+    int shmem_##name##_sum_exscan(shmem_team_t team, type *dest,              \
+                                  const type *source, size_t nelems);
+USHMEMI_COLL_MINMAX_TYPES(USHMEMI_COLL_DECL_SCAN)
+USHMEMI_COLL_COMPLEX_TYPES(USHMEMI_COLL_DECL_SCAN)
+#undef USHMEMI_COLL_DECL_SCAN
+
 /* ---- Deprecated active-set data movement (OpenSHMEM 1.4) ----------------- */
 
 void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root,
@@ -256,6 +267,29 @@ USHMEMI_COLL_COMPLEX_TYPES(USHMEMI_COLL_DECL_TOALL_ARITH)
     USHMEMI_COLL_GENERIC_ARITH(dest, sum)(team, dest, __VA_ARGS__)
 #define shmem_prod_reduce(team, dest, ...)                                    \
     USHMEMI_COLL_GENERIC_ARITH(dest, prod)(team, dest, __VA_ARGS__)
+
+#define USHMEMI_COLL_GENERIC_SCAN(dest, op)                                    \
+    _Generic(*(dest),                                                         \
+        char: shmem_char_##op,                                                \
+        signed char: shmem_schar_##op,                                        \
+        short: shmem_short_##op,                                              \
+        int: shmem_int_##op,                                                  \
+        long: shmem_long_##op,                                                \
+        long long: shmem_longlong_##op,                                       \
+        unsigned char: shmem_uchar_##op,                                      \
+        unsigned short: shmem_ushort_##op,                                    \
+        unsigned int: shmem_uint_##op,                                        \
+        unsigned long: shmem_ulong_##op,                                      \
+        unsigned long long: shmem_ulonglong_##op,                             \
+        float: shmem_float_##op,                                              \
+        double: shmem_double_##op,                                            \
+        long double: shmem_longdouble_##op,                                   \
+        double _Complex: shmem_complexd_##op,                                 \
+        float _Complex: shmem_complexf_##op)
+#define shmem_sum_inscan(team, dest, ...)                                     \
+    USHMEMI_COLL_GENERIC_SCAN(dest, sum_inscan)(team, dest, __VA_ARGS__)
+#define shmem_sum_exscan(team, dest, ...)                                     \
+    USHMEMI_COLL_GENERIC_SCAN(dest, sum_exscan)(team, dest, __VA_ARGS__)
 
 #endif /* C11 */
 

@@ -86,7 +86,8 @@
     X(size, size_t)                                                           \
     X(ptrdiff, ptrdiff_t)
 
-/* Types that only the deprecated wait, wait_until and test still accept. */
+/* short and unsigned short: deprecated for wait, wait_until and test, and
+ * accepted by every point-to-point routine here because programs use them. */
 #define USHMEMI_SYNC_OLD_TYPES(X) X(short, short) X(ushort, unsigned short)
 
 /* ------------------------------------------------------------------------ */
@@ -128,6 +129,90 @@ void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
 void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
 void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+
+/* Context forms: the PE is numbered in the context's team. */
+#define USHMEMI_DECL_CTX_RMA(NAME, T)                                         \
+    void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, T *dest, const T *source,    \
+                                size_t nelems, int pe);                       \
+    void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, T *dest, const T *source,    \
+                                size_t nelems, int pe);                       \
+    void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, T *dest, T value, int pe);     \
+    T shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const T *source, int pe);         \
+    void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, T *dest, const T *source,   \
+                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                                 int pe);                                     \
+    void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, T *dest, const T *source,   \
+                                 ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                                 int pe);                                     \
+    void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, T *dest,                 \
+                                    const T *source, size_t nelems, int pe);  \
+    void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, T *dest,                 \
+                                    const T *source, size_t nelems, int pe);
+USHMEMI_RMA_TYPES(USHMEMI_DECL_CTX_RMA)
+#undef USHMEMI_DECL_CTX_RMA
+
+#define USHMEMI_DECL_CTX_SIZED(BITS, BYTES)                                   \
+    void shmem_ctx_put##BITS(shmem_ctx_t ctx, void *dest, const void *source, \
+                             size_t nelems, int pe);                          \
+    void shmem_ctx_get##BITS(shmem_ctx_t ctx, void *dest, const void *source, \
+                             size_t nelems, int pe);                          \
+    void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest,                    \
+                              const void *source, ptrdiff_t dst,              \
+                              ptrdiff_t sst, size_t nelems, int pe);          \
+    void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest,                    \
+                              const void *source, ptrdiff_t dst,              \
+                              ptrdiff_t sst, size_t nelems, int pe);          \
+    void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void *dest,               \
+                                   const void *source, size_t nelems,         \
+                                   int pe);                                   \
+    void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void *dest,               \
+                                   const void *source, size_t nelems,         \
+                                   int pe);
+USHMEMI_SIZED_TYPES(USHMEMI_DECL_CTX_SIZED)
+#undef USHMEMI_DECL_CTX_SIZED
+
+/* OpenSHMEM 1.6 interleaved block transfers: nblocks blocks of bsize
+ * elements, dst and sst apart (in elements) in dest and source. */
+#define USHMEMI_DECL_IB(NAME, T)                                              \
+    void shmem_##NAME##_ibput(T *dest, const T *source, ptrdiff_t dst,        \
+                              ptrdiff_t sst, size_t bsize, size_t nblocks,    \
+                              int pe);                                        \
+    void shmem_##NAME##_ibget(T *dest, const T *source, ptrdiff_t dst,        \
+                              ptrdiff_t sst, size_t bsize, size_t nblocks,    \
+                              int pe);                                        \
+    void shmem_ctx_##NAME##_ibput(shmem_ctx_t ctx, T *dest, const T *source,  \
+                                  ptrdiff_t dst, ptrdiff_t sst, size_t bsize, \
+                                  size_t nblocks, int pe);                    \
+    void shmem_ctx_##NAME##_ibget(shmem_ctx_t ctx, T *dest, const T *source,  \
+                                  ptrdiff_t dst, ptrdiff_t sst, size_t bsize, \
+                                  size_t nblocks, int pe);
+USHMEMI_RMA_TYPES(USHMEMI_DECL_IB)
+#undef USHMEMI_DECL_IB
+
+#define USHMEMI_DECL_IB_SIZED(BITS, BYTES)                                    \
+    void shmem_ibput##BITS(void *dest, const void *source, ptrdiff_t dst,     \
+                           ptrdiff_t sst, size_t bsize, size_t nblocks,       \
+                           int pe);                                           \
+    void shmem_ibget##BITS(void *dest, const void *source, ptrdiff_t dst,     \
+                           ptrdiff_t sst, size_t bsize, size_t nblocks,       \
+                           int pe);                                           \
+    void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void *dest,                   \
+                               const void *source, ptrdiff_t dst,             \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks,   \
+                               int pe);                                       \
+    void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest,                   \
+                               const void *source, ptrdiff_t dst,             \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks,   \
+                               int pe);
+USHMEMI_SIZED_TYPES(USHMEMI_DECL_IB_SIZED)
+#undef USHMEMI_DECL_IB_SIZED
+
+void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                          int pe);
+void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                          int pe);
 
 /* ------------------------------------------------------------------------ */
 /* Atomic memory operations                                                 */
@@ -172,6 +257,62 @@ USHMEMI_AMO_STD_TYPES(USHMEMI_DECL_AMO_STD)
                                              int pe);
 USHMEMI_AMO_BIT_TYPES(USHMEMI_DECL_AMO_BIT)
 #undef USHMEMI_DECL_AMO_BIT
+
+/* Context forms of the atomics. */
+#define USHMEMI_DECL_CTX_AMO_EXT(NAME, T)                                     \
+    T shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const T *source,       \
+                                      int pe);                                \
+    void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, T *dest, T value,     \
+                                       int pe);                               \
+    T shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, T *dest, T value,       \
+                                     int pe);                                 \
+    void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, T *fetch,       \
+                                             const T *source, int pe);        \
+    void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, T *fetch,        \
+                                            T *dest, T value, int pe);
+USHMEMI_AMO_STD_TYPES(USHMEMI_DECL_CTX_AMO_EXT)
+USHMEMI_AMO_EXT_TYPES(USHMEMI_DECL_CTX_AMO_EXT)
+#undef USHMEMI_DECL_CTX_AMO_EXT
+
+#define USHMEMI_DECL_CTX_AMO_STD(NAME, T)                                     \
+    T shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, T *dest,        \
+                                             T cond, T value, int pe);        \
+    T shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, T *dest, int pe);  \
+    void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, T *dest, int pe);     \
+    T shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, T *dest, T value,  \
+                                          int pe);                            \
+    void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, T *dest, T value,     \
+                                       int pe);                               \
+    void shmem_ctx_##NAME##_atomic_compare_swap_nbi(                          \
+        shmem_ctx_t ctx, T *fetch, T *dest, T cond, T value, int pe);         \
+    void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, T *fetch,   \
+                                                 T *dest, int pe);            \
+    void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, T *fetch,   \
+                                                 T *dest, T value, int pe);
+USHMEMI_AMO_STD_TYPES(USHMEMI_DECL_CTX_AMO_STD)
+#undef USHMEMI_DECL_CTX_AMO_STD
+
+#define USHMEMI_DECL_CTX_AMO_BIT(NAME, T)                                     \
+    T shmem_ctx_##NAME##_atomic_fetch_and(shmem_ctx_t ctx, T *dest, T value,  \
+                                          int pe);                            \
+    void shmem_ctx_##NAME##_atomic_and(shmem_ctx_t ctx, T *dest, T value,     \
+                                       int pe);                               \
+    T shmem_ctx_##NAME##_atomic_fetch_or(shmem_ctx_t ctx, T *dest, T value,   \
+                                         int pe);                             \
+    void shmem_ctx_##NAME##_atomic_or(shmem_ctx_t ctx, T *dest, T value,      \
+                                      int pe);                                \
+    T shmem_ctx_##NAME##_atomic_fetch_xor(shmem_ctx_t ctx, T *dest, T value,  \
+                                          int pe);                            \
+    void shmem_ctx_##NAME##_atomic_xor(shmem_ctx_t ctx, T *dest, T value,     \
+                                       int pe);                               \
+    void shmem_ctx_##NAME##_atomic_fetch_and_nbi(shmem_ctx_t ctx, T *fetch,   \
+                                                 T *dest, T value, int pe);   \
+    void shmem_ctx_##NAME##_atomic_fetch_or_nbi(shmem_ctx_t ctx, T *fetch,    \
+                                                T *dest, T value, int pe);    \
+    void shmem_ctx_##NAME##_atomic_fetch_xor_nbi(shmem_ctx_t ctx, T *fetch,   \
+                                                 T *dest, T value, int pe);
+USHMEMI_AMO_BIT_TYPES(USHMEMI_DECL_CTX_AMO_BIT)
+#undef USHMEMI_DECL_CTX_AMO_BIT
 
 /* Deprecated atomic names (OpenSHMEM 1.3). */
 #define USHMEMI_DECL_AMO_OLD(NAME, T)                                         \
@@ -227,6 +368,50 @@ void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems,
                              uint64_t *sig_addr, uint64_t signal, int sig_op,
                              int pe);
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
+
+#define USHMEMI_DECL_CTX_SIGNAL(NAME, T)                                      \
+    void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, T *dest,              \
+                                       const T *source, size_t nelems,        \
+                                       uint64_t *sig_addr, uint64_t signal,   \
+                                       int sig_op, int pe);                   \
+    void shmem_ctx_##NAME##_put_signal_nbi(                                   \
+        shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,             \
+        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+USHMEMI_RMA_TYPES(USHMEMI_DECL_CTX_SIGNAL)
+#undef USHMEMI_DECL_CTX_SIGNAL
+
+#define USHMEMI_DECL_CTX_SIGNAL_SIZED(BITS, BYTES)                            \
+    void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void *dest,            \
+                                      const void *source, size_t nelems,      \
+                                      uint64_t *sig_addr, uint64_t signal,    \
+                                      int sig_op, int pe);                    \
+    void shmem_ctx_put##BITS##_signal_nbi(                                    \
+        shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,       \
+        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+USHMEMI_SIZED_TYPES(USHMEMI_DECL_CTX_SIGNAL_SIZED)
+#undef USHMEMI_DECL_CTX_SIGNAL_SIZED
+
+void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source,
+                                 size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                                 int sig_op, int pe);
+
+/* OpenSHMEM 1.6: the signal word updated alone, atomically. Like the
+ * specification's C11 form, shmem_signal_add and shmem_signal_set take an
+ * optional leading context (chosen by the number of arguments, in C and
+ * C++); the exported functions of those names are the forms without. */
+void(shmem_signal_add)(uint64_t *sig_addr, uint64_t signal, int pe);
+void(shmem_signal_set)(uint64_t *sig_addr, uint64_t signal, int pe);
+#define USHMEMI_SIGNAL_PICK(a1, a2, a3, a4, name, ...) name
+#define shmem_signal_add(...)                                                 \
+    USHMEMI_SIGNAL_PICK(__VA_ARGS__, shmem_ctx_signal_add, (shmem_signal_add), \
+                        shmem_signal_add_takes_3_or_4_arguments, unused)(__VA_ARGS__)
+#define shmem_signal_set(...)                                                 \
+    USHMEMI_SIGNAL_PICK(__VA_ARGS__, shmem_ctx_signal_set, (shmem_signal_set), \
+                        shmem_signal_set_takes_3_or_4_arguments, unused)(__VA_ARGS__)
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 
 /* ------------------------------------------------------------------------ */
@@ -245,13 +430,13 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
                                           int cmp, T cmp_value);              \
     void shmem_##NAME##_wait_until_all_vector(T *ivars, size_t nelems,        \
                                               const int *status, int cmp,     \
-                                              T *cmp_values);                 \
+                                              const T *cmp_values);                 \
     size_t shmem_##NAME##_wait_until_any_vector(T *ivars, size_t nelems,      \
                                                 const int *status, int cmp,   \
-                                                T *cmp_values);               \
+                                                const T *cmp_values);               \
     size_t shmem_##NAME##_wait_until_some_vector(                             \
         T *ivars, size_t nelems, size_t *indices, const int *status, int cmp, \
-        T *cmp_values);                                                       \
+        const T *cmp_values);                                                       \
     int shmem_##NAME##_test(T *ivar, int cmp, T cmp_value);                   \
     int shmem_##NAME##_test_all(T *ivars, size_t nelems, const int *status,   \
                                 int cmp, T cmp_value);                        \
@@ -261,25 +446,18 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
                                     const int *status, int cmp, T cmp_value); \
     int shmem_##NAME##_test_all_vector(T *ivars, size_t nelems,               \
                                        const int *status, int cmp,            \
-                                       T *cmp_values);                        \
+                                       const T *cmp_values);                        \
     size_t shmem_##NAME##_test_any_vector(T *ivars, size_t nelems,            \
                                           const int *status, int cmp,         \
-                                          T *cmp_values);                     \
+                                          const T *cmp_values);                     \
     size_t shmem_##NAME##_test_some_vector(T *ivars, size_t nelems,           \
                                            size_t *indices,                   \
                                            const int *status, int cmp,        \
-                                           T *cmp_values);                    \
+                                           const T *cmp_values);                    \
     void shmem_##NAME##_wait(T *ivar, T cmp_value);
 USHMEMI_SYNC_TYPES(USHMEMI_DECL_SYNC)
+USHMEMI_SYNC_OLD_TYPES(USHMEMI_DECL_SYNC)
 #undef USHMEMI_DECL_SYNC
-
-/* Deprecated: wait until *ivar != cmp_value, and the short types. */
-#define USHMEMI_DECL_SYNC_OLD(NAME, T)                                        \
-    void shmem_##NAME##_wait_until(T *ivar, int cmp, T cmp_value);            \
-    int shmem_##NAME##_test(T *ivar, int cmp, T cmp_value);                   \
-    void shmem_##NAME##_wait(T *ivar, T cmp_value);
-USHMEMI_SYNC_OLD_TYPES(USHMEMI_DECL_SYNC_OLD)
-#undef USHMEMI_DECL_SYNC_OLD
 
 void shmem_wait(long *ivar, long cmp_value);
 /* The OpenSHMEM 1.3 long-only form; C11 code gets the generic below. */
@@ -292,55 +470,69 @@ void shmem_wait_until(long *ivar, int cmp, long cmp_value);
  * types listed, which is why they do not appear. */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
 
-#define USHMEMI_GEN_RMA(ptr, op)                                              \
+#define USHMEMI_GEN_RMA_P(ptr, P, op)                                         \
     _Generic(*(ptr),                                                          \
-        float: shmem_float_##op,                                              \
-        double: shmem_double_##op,                                            \
-        long double: shmem_longdouble_##op,                                   \
-        char: shmem_char_##op,                                                \
-        signed char: shmem_schar_##op,                                        \
-        short: shmem_short_##op,                                              \
-        int: shmem_int_##op,                                                  \
-        long: shmem_long_##op,                                                \
-        long long: shmem_longlong_##op,                                       \
-        unsigned char: shmem_uchar_##op,                                      \
-        unsigned short: shmem_ushort_##op,                                    \
-        unsigned int: shmem_uint_##op,                                        \
-        unsigned long: shmem_ulong_##op,                                      \
-        unsigned long long: shmem_ulonglong_##op)
+        float: P##float_##op,                                                 \
+        double: P##double_##op,                                               \
+        long double: P##longdouble_##op,                                      \
+        char: P##char_##op,                                                   \
+        signed char: P##schar_##op,                                           \
+        short: P##short_##op,                                                 \
+        int: P##int_##op,                                                     \
+        long: P##long_##op,                                                   \
+        long long: P##longlong_##op,                                          \
+        unsigned char: P##uchar_##op,                                         \
+        unsigned short: P##ushort_##op,                                       \
+        unsigned int: P##uint_##op,                                           \
+        unsigned long: P##ulong_##op,                                         \
+        unsigned long long: P##ulonglong_##op)
 
-#define USHMEMI_GEN_AMO_STD(ptr, op)                                          \
-    _Generic(*(ptr),                                                          \
-        int: shmem_int_##op,                                                  \
-        long: shmem_long_##op,                                                \
-        long long: shmem_longlong_##op,                                       \
-        unsigned int: shmem_uint_##op,                                        \
-        unsigned long: shmem_ulong_##op,                                      \
-        unsigned long long: shmem_ulonglong_##op)
+#define USHMEMI_GEN_RMA(ptr, op) USHMEMI_GEN_RMA_P(ptr, shmem_, op)
+#define USHMEMI_GEN_RMA_CTX(ptr, op) USHMEMI_GEN_RMA_P(ptr, shmem_ctx_, op)
 
-#define USHMEMI_GEN_AMO_EXT(ptr, op)                                          \
+#define USHMEMI_GEN_AMO_STD_P(ptr, P, op)                                     \
     _Generic(*(ptr),                                                          \
-        int: shmem_int_##op,                                                  \
-        long: shmem_long_##op,                                                \
-        long long: shmem_longlong_##op,                                       \
-        unsigned int: shmem_uint_##op,                                        \
-        unsigned long: shmem_ulong_##op,                                      \
-        unsigned long long: shmem_ulonglong_##op,                             \
-        float: shmem_float_##op,                                              \
-        double: shmem_double_##op)
+        int: P##int_##op,                                                     \
+        long: P##long_##op,                                                   \
+        long long: P##longlong_##op,                                          \
+        unsigned int: P##uint_##op,                                           \
+        unsigned long: P##ulong_##op,                                         \
+        unsigned long long: P##ulonglong_##op)
+
+#define USHMEMI_GEN_AMO_STD(ptr, op) USHMEMI_GEN_AMO_STD_P(ptr, shmem_, op)
+#define USHMEMI_GEN_AMO_STD_CTX(ptr, op) USHMEMI_GEN_AMO_STD_P(ptr, shmem_ctx_, op)
+
+#define USHMEMI_GEN_AMO_EXT_P(ptr, P, op)                                     \
+    _Generic(*(ptr),                                                          \
+        int: P##int_##op,                                                     \
+        long: P##long_##op,                                                   \
+        long long: P##longlong_##op,                                          \
+        unsigned int: P##uint_##op,                                           \
+        unsigned long: P##ulong_##op,                                         \
+        unsigned long long: P##ulonglong_##op,                                \
+        float: P##float_##op,                                                 \
+        double: P##double_##op)
+
+#define USHMEMI_GEN_AMO_EXT(ptr, op) USHMEMI_GEN_AMO_EXT_P(ptr, shmem_, op)
+#define USHMEMI_GEN_AMO_EXT_CTX(ptr, op) USHMEMI_GEN_AMO_EXT_P(ptr, shmem_ctx_, op)
 
 /* int32_t and int64_t are signed types distinct from the unsigned ones, so
  * they can be listed beside them whatever base types they alias. */
-#define USHMEMI_GEN_AMO_BIT(ptr, op)                                          \
+#define USHMEMI_GEN_AMO_BIT_P(ptr, P, op)                                     \
     _Generic(*(ptr),                                                          \
-        unsigned int: shmem_uint_##op,                                        \
-        unsigned long: shmem_ulong_##op,                                      \
-        unsigned long long: shmem_ulonglong_##op,                             \
-        int32_t: shmem_int32_##op,                                            \
-        int64_t: shmem_int64_##op)
+        unsigned int: P##uint_##op,                                           \
+        unsigned long: P##ulong_##op,                                         \
+        unsigned long long: P##ulonglong_##op,                                \
+        int32_t: P##int32_##op,                                               \
+        int64_t: P##int64_##op)
+
+#define USHMEMI_GEN_AMO_BIT(ptr, op) USHMEMI_GEN_AMO_BIT_P(ptr, shmem_, op)
+#define USHMEMI_GEN_AMO_BIT_CTX(ptr, op) USHMEMI_GEN_AMO_BIT_P(ptr, shmem_ctx_, op)
 
 #define USHMEMI_GEN_SYNC(ptr, op)                                             \
     _Generic(*(ptr),                                                          \
+        short: shmem_short_##op,                                              \
+        unsigned short: shmem_ushort_##op,                                    \
         int: shmem_int_##op,                                                  \
         long: shmem_long_##op,                                                \
         long long: shmem_longlong_##op,                                       \
@@ -359,65 +551,197 @@ void shmem_wait_until(long *ivar, int cmp, long cmp_value);
         unsigned long: shmem_ulong_##op,                                      \
         unsigned long long: shmem_ulonglong_##op)
 
-#define shmem_put(dest, source, nelems, pe)                                   \
-    USHMEMI_GEN_RMA(dest, put)(dest, source, nelems, pe)
-#define shmem_get(dest, source, nelems, pe)                                   \
-    USHMEMI_GEN_RMA(dest, get)(dest, source, nelems, pe)
-#define shmem_p(dest, value, pe) USHMEMI_GEN_RMA(dest, p)(dest, value, pe)
-#define shmem_g(source, pe) USHMEMI_GEN_RMA(source, g)(source, pe)
-#define shmem_iput(dest, source, dst, sst, nelems, pe)                        \
-    USHMEMI_GEN_RMA(dest, iput)(dest, source, dst, sst, nelems, pe)
-#define shmem_iget(dest, source, dst, sst, nelems, pe)                        \
-    USHMEMI_GEN_RMA(dest, iget)(dest, source, dst, sst, nelems, pe)
-#define shmem_put_nbi(dest, source, nelems, pe)                               \
-    USHMEMI_GEN_RMA(dest, put_nbi)(dest, source, nelems, pe)
-#define shmem_get_nbi(dest, source, nelems, pe)                               \
-    USHMEMI_GEN_RMA(dest, get_nbi)(dest, source, nelems, pe)
+/* Every generic below takes an optional leading context, as OpenSHMEM 1.5
+ * defines them: shmem_put(dest, source, nelems, pe) or shmem_put(ctx, dest,
+ * source, nelems, pe). The form is chosen by the number of arguments. */
+#define USHMEMI_NARGS(...) USHMEMI_NARGS_(__VA_ARGS__, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define USHMEMI_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, n, ...) n
+#define USHMEMI_CAT(a, b) USHMEMI_CAT_(a, b)
+#define USHMEMI_CAT_(a, b) a##b
+#define USHMEMI_CTX_OR_NOT(op, ...)                                           \
+    USHMEMI_CAT(USHMEMI_CAT(USHMEMI_G_##op, _), USHMEMI_NARGS(__VA_ARGS__))(__VA_ARGS__)
 
-#define shmem_atomic_fetch(source, pe)                                        \
+#define shmem_put(...) USHMEMI_CTX_OR_NOT(put, __VA_ARGS__)
+#define USHMEMI_G_put_4(dest, source, nelems, pe)                             \
+    USHMEMI_GEN_RMA(dest, put)(dest, source, nelems, pe)
+#define USHMEMI_G_put_5(ctx, dest, source, nelems, pe)                        \
+    USHMEMI_GEN_RMA_CTX(dest, put)(ctx, dest, source, nelems, pe)
+#define shmem_get(...) USHMEMI_CTX_OR_NOT(get, __VA_ARGS__)
+#define USHMEMI_G_get_4(dest, source, nelems, pe)                             \
+    USHMEMI_GEN_RMA(dest, get)(dest, source, nelems, pe)
+#define USHMEMI_G_get_5(ctx, dest, source, nelems, pe)                        \
+    USHMEMI_GEN_RMA_CTX(dest, get)(ctx, dest, source, nelems, pe)
+#define shmem_p(...) USHMEMI_CTX_OR_NOT(p, __VA_ARGS__)
+#define USHMEMI_G_p_3(dest, value, pe) USHMEMI_GEN_RMA(dest, p)(dest, value, pe)
+#define USHMEMI_G_p_4(ctx, dest, value, pe)                                   \
+    USHMEMI_GEN_RMA_CTX(dest, p)(ctx, dest, value, pe)
+#define shmem_g(...) USHMEMI_CTX_OR_NOT(g, __VA_ARGS__)
+#define USHMEMI_G_g_2(source, pe) USHMEMI_GEN_RMA(source, g)(source, pe)
+#define USHMEMI_G_g_3(ctx, source, pe)                                        \
+    USHMEMI_GEN_RMA_CTX(source, g)(ctx, source, pe)
+#define shmem_iput(...) USHMEMI_CTX_OR_NOT(iput, __VA_ARGS__)
+#define USHMEMI_G_iput_6(dest, source, dst, sst, nelems, pe)                  \
+    USHMEMI_GEN_RMA(dest, iput)(dest, source, dst, sst, nelems, pe)
+#define USHMEMI_G_iput_7(ctx, dest, source, dst, sst, nelems, pe)             \
+    USHMEMI_GEN_RMA_CTX(dest, iput)(ctx, dest, source, dst, sst, nelems, pe)
+#define shmem_iget(...) USHMEMI_CTX_OR_NOT(iget, __VA_ARGS__)
+#define USHMEMI_G_iget_6(dest, source, dst, sst, nelems, pe)                  \
+    USHMEMI_GEN_RMA(dest, iget)(dest, source, dst, sst, nelems, pe)
+#define USHMEMI_G_iget_7(ctx, dest, source, dst, sst, nelems, pe)             \
+    USHMEMI_GEN_RMA_CTX(dest, iget)(ctx, dest, source, dst, sst, nelems, pe)
+#define shmem_ibput(...) USHMEMI_CTX_OR_NOT(ibput, __VA_ARGS__)
+#define USHMEMI_G_ibput_7(dest, source, dst, sst, bsize, nblocks, pe)         \
+    USHMEMI_GEN_RMA(dest, ibput)(dest, source, dst, sst, bsize, nblocks, pe)
+#define USHMEMI_G_ibput_8(ctx, dest, source, dst, sst, bsize, nblocks, pe)    \
+    USHMEMI_GEN_RMA_CTX(dest, ibput)                                          \
+        (ctx, dest, source, dst, sst, bsize, nblocks, pe)
+#define shmem_ibget(...) USHMEMI_CTX_OR_NOT(ibget, __VA_ARGS__)
+#define USHMEMI_G_ibget_7(dest, source, dst, sst, bsize, nblocks, pe)         \
+    USHMEMI_GEN_RMA(dest, ibget)(dest, source, dst, sst, bsize, nblocks, pe)
+#define USHMEMI_G_ibget_8(ctx, dest, source, dst, sst, bsize, nblocks, pe)    \
+    USHMEMI_GEN_RMA_CTX(dest, ibget)                                          \
+        (ctx, dest, source, dst, sst, bsize, nblocks, pe)
+#define shmem_put_nbi(...) USHMEMI_CTX_OR_NOT(put_nbi, __VA_ARGS__)
+#define USHMEMI_G_put_nbi_4(dest, source, nelems, pe)                         \
+    USHMEMI_GEN_RMA(dest, put_nbi)(dest, source, nelems, pe)
+#define USHMEMI_G_put_nbi_5(ctx, dest, source, nelems, pe)                    \
+    USHMEMI_GEN_RMA_CTX(dest, put_nbi)(ctx, dest, source, nelems, pe)
+#define shmem_get_nbi(...) USHMEMI_CTX_OR_NOT(get_nbi, __VA_ARGS__)
+#define USHMEMI_G_get_nbi_4(dest, source, nelems, pe)                         \
+    USHMEMI_GEN_RMA(dest, get_nbi)(dest, source, nelems, pe)
+#define USHMEMI_G_get_nbi_5(ctx, dest, source, nelems, pe)                    \
+    USHMEMI_GEN_RMA_CTX(dest, get_nbi)(ctx, dest, source, nelems, pe)
+#define shmem_put_signal(...) USHMEMI_CTX_OR_NOT(put_signal, __VA_ARGS__)
+#define USHMEMI_G_put_signal_7(dest, source, nelems, sig_addr, signal, sig_op, pe) \
+    USHMEMI_GEN_RMA(dest, put_signal)                                         \
+        (dest, source, nelems, sig_addr, signal, sig_op, pe)
+#define USHMEMI_G_put_signal_8(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe) \
+    USHMEMI_GEN_RMA_CTX(dest, put_signal)                                     \
+        (ctx, dest, source, nelems, sig_addr, signal, sig_op, pe)
+#define shmem_put_signal_nbi(...) USHMEMI_CTX_OR_NOT(put_signal_nbi, __VA_ARGS__)
+#define USHMEMI_G_put_signal_nbi_7(dest, source, nelems, sig_addr, signal, sig_op, pe) \
+    USHMEMI_GEN_RMA(dest, put_signal_nbi)                                     \
+        (dest, source, nelems, sig_addr, signal, sig_op, pe)
+#define USHMEMI_G_put_signal_nbi_8(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe) \
+    USHMEMI_GEN_RMA_CTX(dest, put_signal_nbi)                                 \
+        (ctx, dest, source, nelems, sig_addr, signal, sig_op, pe)
+#define shmem_atomic_fetch(...) USHMEMI_CTX_OR_NOT(atomic_fetch, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_2(source, pe)                                  \
     USHMEMI_GEN_AMO_EXT(source, atomic_fetch)(source, pe)
-#define shmem_atomic_set(dest, value, pe)                                     \
+#define USHMEMI_G_atomic_fetch_3(ctx, source, pe)                             \
+    USHMEMI_GEN_AMO_EXT_CTX(source, atomic_fetch)(ctx, source, pe)
+#define shmem_atomic_set(...) USHMEMI_CTX_OR_NOT(atomic_set, __VA_ARGS__)
+#define USHMEMI_G_atomic_set_3(dest, value, pe)                               \
     USHMEMI_GEN_AMO_EXT(dest, atomic_set)(dest, value, pe)
-#define shmem_atomic_swap(dest, value, pe)                                    \
+#define USHMEMI_G_atomic_set_4(ctx, dest, value, pe)                          \
+    USHMEMI_GEN_AMO_EXT_CTX(dest, atomic_set)(ctx, dest, value, pe)
+#define shmem_atomic_swap(...) USHMEMI_CTX_OR_NOT(atomic_swap, __VA_ARGS__)
+#define USHMEMI_G_atomic_swap_3(dest, value, pe)                              \
     USHMEMI_GEN_AMO_EXT(dest, atomic_swap)(dest, value, pe)
-#define shmem_atomic_fetch_nbi(fetch, source, pe)                             \
+#define USHMEMI_G_atomic_swap_4(ctx, dest, value, pe)                         \
+    USHMEMI_GEN_AMO_EXT_CTX(dest, atomic_swap)(ctx, dest, value, pe)
+#define shmem_atomic_fetch_nbi(...) USHMEMI_CTX_OR_NOT(atomic_fetch_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_nbi_3(fetch, source, pe)                       \
     USHMEMI_GEN_AMO_EXT(fetch, atomic_fetch_nbi)(fetch, source, pe)
-#define shmem_atomic_swap_nbi(fetch, dest, value, pe)                         \
+#define USHMEMI_G_atomic_fetch_nbi_4(ctx, fetch, source, pe)                  \
+    USHMEMI_GEN_AMO_EXT_CTX(fetch, atomic_fetch_nbi)(ctx, fetch, source, pe)
+#define shmem_atomic_swap_nbi(...) USHMEMI_CTX_OR_NOT(atomic_swap_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_swap_nbi_4(fetch, dest, value, pe)                   \
     USHMEMI_GEN_AMO_EXT(fetch, atomic_swap_nbi)(fetch, dest, value, pe)
-#define shmem_atomic_compare_swap(dest, cond, value, pe)                      \
+#define USHMEMI_G_atomic_swap_nbi_5(ctx, fetch, dest, value, pe)              \
+    USHMEMI_GEN_AMO_EXT_CTX(fetch, atomic_swap_nbi)(ctx, fetch, dest, value, pe)
+#define shmem_atomic_compare_swap(...) USHMEMI_CTX_OR_NOT(atomic_compare_swap, __VA_ARGS__)
+#define USHMEMI_G_atomic_compare_swap_4(dest, cond, value, pe)                \
     USHMEMI_GEN_AMO_STD(dest, atomic_compare_swap)(dest, cond, value, pe)
-#define shmem_atomic_fetch_inc(dest, pe)                                      \
+#define USHMEMI_G_atomic_compare_swap_5(ctx, dest, cond, value, pe)           \
+    USHMEMI_GEN_AMO_STD_CTX(dest, atomic_compare_swap)                        \
+        (ctx, dest, cond, value, pe)
+#define shmem_atomic_fetch_inc(...) USHMEMI_CTX_OR_NOT(atomic_fetch_inc, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_inc_2(dest, pe)                                \
     USHMEMI_GEN_AMO_STD(dest, atomic_fetch_inc)(dest, pe)
-#define shmem_atomic_inc(dest, pe) USHMEMI_GEN_AMO_STD(dest, atomic_inc)(dest, pe)
-#define shmem_atomic_fetch_add(dest, value, pe)                               \
+#define USHMEMI_G_atomic_fetch_inc_3(ctx, dest, pe)                           \
+    USHMEMI_GEN_AMO_STD_CTX(dest, atomic_fetch_inc)(ctx, dest, pe)
+#define shmem_atomic_inc(...) USHMEMI_CTX_OR_NOT(atomic_inc, __VA_ARGS__)
+#define USHMEMI_G_atomic_inc_2(dest, pe)                                      \
+    USHMEMI_GEN_AMO_STD(dest, atomic_inc)(dest, pe)
+#define USHMEMI_G_atomic_inc_3(ctx, dest, pe)                                 \
+    USHMEMI_GEN_AMO_STD_CTX(dest, atomic_inc)(ctx, dest, pe)
+#define shmem_atomic_fetch_add(...) USHMEMI_CTX_OR_NOT(atomic_fetch_add, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_add_3(dest, value, pe)                         \
     USHMEMI_GEN_AMO_STD(dest, atomic_fetch_add)(dest, value, pe)
-#define shmem_atomic_add(dest, value, pe)                                     \
+#define USHMEMI_G_atomic_fetch_add_4(ctx, dest, value, pe)                    \
+    USHMEMI_GEN_AMO_STD_CTX(dest, atomic_fetch_add)(ctx, dest, value, pe)
+#define shmem_atomic_add(...) USHMEMI_CTX_OR_NOT(atomic_add, __VA_ARGS__)
+#define USHMEMI_G_atomic_add_3(dest, value, pe)                               \
     USHMEMI_GEN_AMO_STD(dest, atomic_add)(dest, value, pe)
-#define shmem_atomic_compare_swap_nbi(fetch, dest, cond, value, pe)           \
-    USHMEMI_GEN_AMO_STD(fetch, atomic_compare_swap_nbi)(fetch, dest, cond,    \
-                                                        value, pe)
-#define shmem_atomic_fetch_inc_nbi(fetch, dest, pe)                           \
+#define USHMEMI_G_atomic_add_4(ctx, dest, value, pe)                          \
+    USHMEMI_GEN_AMO_STD_CTX(dest, atomic_add)(ctx, dest, value, pe)
+#define shmem_atomic_compare_swap_nbi(...) USHMEMI_CTX_OR_NOT(atomic_compare_swap_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_compare_swap_nbi_5(fetch, dest, cond, value, pe)     \
+    USHMEMI_GEN_AMO_STD(fetch, atomic_compare_swap_nbi)                       \
+        (fetch, dest, cond, value, pe)
+#define USHMEMI_G_atomic_compare_swap_nbi_6(ctx, fetch, dest, cond, value, pe) \
+    USHMEMI_GEN_AMO_STD_CTX(fetch, atomic_compare_swap_nbi)                   \
+        (ctx, fetch, dest, cond, value, pe)
+#define shmem_atomic_fetch_inc_nbi(...) USHMEMI_CTX_OR_NOT(atomic_fetch_inc_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_inc_nbi_3(fetch, dest, pe)                     \
     USHMEMI_GEN_AMO_STD(fetch, atomic_fetch_inc_nbi)(fetch, dest, pe)
-#define shmem_atomic_fetch_add_nbi(fetch, dest, value, pe)                    \
+#define USHMEMI_G_atomic_fetch_inc_nbi_4(ctx, fetch, dest, pe)                \
+    USHMEMI_GEN_AMO_STD_CTX(fetch, atomic_fetch_inc_nbi)(ctx, fetch, dest, pe)
+#define shmem_atomic_fetch_add_nbi(...) USHMEMI_CTX_OR_NOT(atomic_fetch_add_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_add_nbi_4(fetch, dest, value, pe)              \
     USHMEMI_GEN_AMO_STD(fetch, atomic_fetch_add_nbi)(fetch, dest, value, pe)
-#define shmem_atomic_fetch_and(dest, value, pe)                               \
+#define USHMEMI_G_atomic_fetch_add_nbi_5(ctx, fetch, dest, value, pe)         \
+    USHMEMI_GEN_AMO_STD_CTX(fetch, atomic_fetch_add_nbi)                      \
+        (ctx, fetch, dest, value, pe)
+#define shmem_atomic_fetch_and(...) USHMEMI_CTX_OR_NOT(atomic_fetch_and, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_and_3(dest, value, pe)                         \
     USHMEMI_GEN_AMO_BIT(dest, atomic_fetch_and)(dest, value, pe)
-#define shmem_atomic_and(dest, value, pe)                                     \
+#define USHMEMI_G_atomic_fetch_and_4(ctx, dest, value, pe)                    \
+    USHMEMI_GEN_AMO_BIT_CTX(dest, atomic_fetch_and)(ctx, dest, value, pe)
+#define shmem_atomic_and(...) USHMEMI_CTX_OR_NOT(atomic_and, __VA_ARGS__)
+#define USHMEMI_G_atomic_and_3(dest, value, pe)                               \
     USHMEMI_GEN_AMO_BIT(dest, atomic_and)(dest, value, pe)
-#define shmem_atomic_fetch_or(dest, value, pe)                                \
+#define USHMEMI_G_atomic_and_4(ctx, dest, value, pe)                          \
+    USHMEMI_GEN_AMO_BIT_CTX(dest, atomic_and)(ctx, dest, value, pe)
+#define shmem_atomic_fetch_or(...) USHMEMI_CTX_OR_NOT(atomic_fetch_or, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_or_3(dest, value, pe)                          \
     USHMEMI_GEN_AMO_BIT(dest, atomic_fetch_or)(dest, value, pe)
-#define shmem_atomic_or(dest, value, pe)                                      \
+#define USHMEMI_G_atomic_fetch_or_4(ctx, dest, value, pe)                     \
+    USHMEMI_GEN_AMO_BIT_CTX(dest, atomic_fetch_or)(ctx, dest, value, pe)
+#define shmem_atomic_or(...) USHMEMI_CTX_OR_NOT(atomic_or, __VA_ARGS__)
+#define USHMEMI_G_atomic_or_3(dest, value, pe)                                \
     USHMEMI_GEN_AMO_BIT(dest, atomic_or)(dest, value, pe)
-#define shmem_atomic_fetch_xor(dest, value, pe)                               \
+#define USHMEMI_G_atomic_or_4(ctx, dest, value, pe)                           \
+    USHMEMI_GEN_AMO_BIT_CTX(dest, atomic_or)(ctx, dest, value, pe)
+#define shmem_atomic_fetch_xor(...) USHMEMI_CTX_OR_NOT(atomic_fetch_xor, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_xor_3(dest, value, pe)                         \
     USHMEMI_GEN_AMO_BIT(dest, atomic_fetch_xor)(dest, value, pe)
-#define shmem_atomic_xor(dest, value, pe)                                     \
+#define USHMEMI_G_atomic_fetch_xor_4(ctx, dest, value, pe)                    \
+    USHMEMI_GEN_AMO_BIT_CTX(dest, atomic_fetch_xor)(ctx, dest, value, pe)
+#define shmem_atomic_xor(...) USHMEMI_CTX_OR_NOT(atomic_xor, __VA_ARGS__)
+#define USHMEMI_G_atomic_xor_3(dest, value, pe)                               \
     USHMEMI_GEN_AMO_BIT(dest, atomic_xor)(dest, value, pe)
-#define shmem_atomic_fetch_and_nbi(fetch, dest, value, pe)                    \
+#define USHMEMI_G_atomic_xor_4(ctx, dest, value, pe)                          \
+    USHMEMI_GEN_AMO_BIT_CTX(dest, atomic_xor)(ctx, dest, value, pe)
+#define shmem_atomic_fetch_and_nbi(...) USHMEMI_CTX_OR_NOT(atomic_fetch_and_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_and_nbi_4(fetch, dest, value, pe)              \
     USHMEMI_GEN_AMO_BIT(fetch, atomic_fetch_and_nbi)(fetch, dest, value, pe)
-#define shmem_atomic_fetch_or_nbi(fetch, dest, value, pe)                     \
+#define USHMEMI_G_atomic_fetch_and_nbi_5(ctx, fetch, dest, value, pe)         \
+    USHMEMI_GEN_AMO_BIT_CTX(fetch, atomic_fetch_and_nbi)                      \
+        (ctx, fetch, dest, value, pe)
+#define shmem_atomic_fetch_or_nbi(...) USHMEMI_CTX_OR_NOT(atomic_fetch_or_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_or_nbi_4(fetch, dest, value, pe)               \
     USHMEMI_GEN_AMO_BIT(fetch, atomic_fetch_or_nbi)(fetch, dest, value, pe)
-#define shmem_atomic_fetch_xor_nbi(fetch, dest, value, pe)                    \
+#define USHMEMI_G_atomic_fetch_or_nbi_5(ctx, fetch, dest, value, pe)          \
+    USHMEMI_GEN_AMO_BIT_CTX(fetch, atomic_fetch_or_nbi)                       \
+        (ctx, fetch, dest, value, pe)
+#define shmem_atomic_fetch_xor_nbi(...) USHMEMI_CTX_OR_NOT(atomic_fetch_xor_nbi, __VA_ARGS__)
+#define USHMEMI_G_atomic_fetch_xor_nbi_4(fetch, dest, value, pe)              \
     USHMEMI_GEN_AMO_BIT(fetch, atomic_fetch_xor_nbi)(fetch, dest, value, pe)
+#define USHMEMI_G_atomic_fetch_xor_nbi_5(ctx, fetch, dest, value, pe)         \
+    USHMEMI_GEN_AMO_BIT_CTX(fetch, atomic_fetch_xor_nbi)                      \
+        (ctx, fetch, dest, value, pe)
 
 /* Deprecated generic atomics (OpenSHMEM 1.3 C11 names). */
 #define shmem_fadd(dest, value, pe)                                           \
@@ -447,14 +771,6 @@ void shmem_wait_until(long *ivar, int cmp, long cmp_value);
     _Generic(*(dest), int: shmem_int_set, long: shmem_long_set,               \
              long long: shmem_longlong_set, float: shmem_float_set,           \
              double: shmem_double_set)(dest, value, pe)
-
-#define shmem_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe)  \
-    USHMEMI_GEN_RMA(dest, put_signal)(dest, source, nelems, sig_addr, signal, \
-                                      sig_op, pe)
-#define shmem_put_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,  \
-                             pe)                                              \
-    USHMEMI_GEN_RMA(dest, put_signal_nbi)(dest, source, nelems, sig_addr,     \
-                                          signal, sig_op, pe)
 
 #define shmem_wait_until(ivar, cmp, cmp_value)                                \
     USHMEMI_GEN_SYNC_OLD(ivar, wait_until)(ivar, cmp, cmp_value)

@@ -134,92 +134,124 @@ DEFINE_FP_OPS(float, float, uint32_t, USHMEMI_AMO_FLOAT)
 DEFINE_FP_OPS(double, double, uint64_t, USHMEMI_AMO_DOUBLE)
 #undef DEFINE_FP_OPS
 
+/* Every routine has a context form (PE numbered in the context's team) and
+ * the plain form on SHMEM_CTX_DEFAULT: PREFIX is shmem_ctx_ or shmem_, CTXP
+ * the leading parameter or nothing, CTX the context used. */
+#define AMO_PE(CALL, CTX) ushmemi_ctx_pe(CALL, CTX, pe)
+
 /* fetch, set, swap: standard and extended types. Non-blocking forms complete
  * at once, which satisfies "complete by the next quiet". */
-#define DEFINE_AMO_EXT(NAME, T)                                                               \
-    USHMEMI_API T shmem_##NAME##_atomic_fetch(const T *source, int pe)                       \
+#define DEFINE_AMO_EXT_CTX(NAME, T, CTX, CTXP, PREFIX)                                        \
+    USHMEMI_API T PREFIX##NAME##_atomic_fetch(CTXP() const T *source, int pe)                   \
     {                                                                                         \
-        return NAME##_fetch("shmem_" #NAME "_atomic_fetch", source, pe);                      \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch";                             \
+        return NAME##_fetch(call, source, AMO_PE(call, CTX));                                 \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_set(T *dest, T value, int pe)                     \
+    USHMEMI_API void PREFIX##NAME##_atomic_set(CTXP() T *dest, T value, int pe)                 \
     {                                                                                         \
-        NAME##_set("shmem_" #NAME "_atomic_set", dest, value, pe);                            \
+        static const char call[] = #PREFIX #NAME "_atomic_set";                               \
+        NAME##_set(call, dest, value, AMO_PE(call, CTX));                                     \
     }                                                                                         \
-    USHMEMI_API T shmem_##NAME##_atomic_swap(T *dest, T value, int pe)                       \
+    USHMEMI_API T PREFIX##NAME##_atomic_swap(CTXP() T *dest, T value, int pe)                   \
     {                                                                                         \
-        return NAME##_swap("shmem_" #NAME "_atomic_swap", dest, value, pe);                   \
+        static const char call[] = #PREFIX #NAME "_atomic_swap";                              \
+        return NAME##_swap(call, dest, value, AMO_PE(call, CTX));                             \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_fetch_nbi(T *fetch, const T *source, int pe)      \
+    USHMEMI_API void PREFIX##NAME##_atomic_fetch_nbi(CTXP() T *fetch, const T *source, int pe)  \
     {                                                                                         \
-        *fetch = NAME##_fetch("shmem_" #NAME "_atomic_fetch_nbi", source, pe);                \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_nbi";                         \
+        *fetch = NAME##_fetch(call, source, AMO_PE(call, CTX));                               \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)      \
+    USHMEMI_API void PREFIX##NAME##_atomic_swap_nbi(CTXP() T *fetch, T *dest, T value, int pe)  \
     {                                                                                         \
-        *fetch = NAME##_swap("shmem_" #NAME "_atomic_swap_nbi", dest, value, pe);             \
+        static const char call[] = #PREFIX #NAME "_atomic_swap_nbi";                          \
+        *fetch = NAME##_swap(call, dest, value, AMO_PE(call, CTX));                           \
     }
+#define DEFINE_AMO_EXT(NAME, T)                                                               \
+    DEFINE_AMO_EXT_CTX(NAME, T, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)               \
+    DEFINE_AMO_EXT_CTX(NAME, T, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_AMO_STD_TYPES(DEFINE_AMO_EXT)
 USHMEMI_AMO_EXT_TYPES(DEFINE_AMO_EXT)
 #undef DEFINE_AMO_EXT
+#undef DEFINE_AMO_EXT_CTX
 
-#define DEFINE_AMO_STD(NAME, T)                                                               \
-    USHMEMI_API T shmem_##NAME##_atomic_compare_swap(T *dest, T cond, T value, int pe)       \
+#define DEFINE_AMO_STD_CTX(NAME, T, CTX, CTXP, PREFIX)                                        \
+    USHMEMI_API T PREFIX##NAME##_atomic_compare_swap(CTXP() T *dest, T cond, T value, int pe)   \
     {                                                                                         \
-        return NAME##_cswap("shmem_" #NAME "_atomic_compare_swap", dest, cond, value, pe);    \
+        static const char call[] = #PREFIX #NAME "_atomic_compare_swap";                      \
+        return NAME##_cswap(call, dest, cond, value, AMO_PE(call, CTX));                      \
     }                                                                                         \
-    USHMEMI_API T shmem_##NAME##_atomic_fetch_inc(T *dest, int pe)                           \
+    USHMEMI_API T PREFIX##NAME##_atomic_fetch_inc(CTXP() T *dest, int pe)                       \
     {                                                                                         \
-        return NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_inc", dest, 1, pe);             \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_inc";                         \
+        return NAME##_fetch_add(call, dest, 1, AMO_PE(call, CTX));                            \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_inc(T *dest, int pe)                              \
+    USHMEMI_API void PREFIX##NAME##_atomic_inc(CTXP() T *dest, int pe)                          \
     {                                                                                         \
-        NAME##_fetch_add("shmem_" #NAME "_atomic_inc", dest, 1, pe);                          \
+        static const char call[] = #PREFIX #NAME "_atomic_inc";                               \
+        NAME##_fetch_add(call, dest, 1, AMO_PE(call, CTX));                                   \
     }                                                                                         \
-    USHMEMI_API T shmem_##NAME##_atomic_fetch_add(T *dest, T value, int pe)                  \
+    USHMEMI_API T PREFIX##NAME##_atomic_fetch_add(CTXP() T *dest, T value, int pe)              \
     {                                                                                         \
-        return NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_add", dest, value, pe);         \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_add";                         \
+        return NAME##_fetch_add(call, dest, value, AMO_PE(call, CTX));                        \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_add(T *dest, T value, int pe)                     \
+    USHMEMI_API void PREFIX##NAME##_atomic_add(CTXP() T *dest, T value, int pe)                 \
     {                                                                                         \
-        NAME##_fetch_add("shmem_" #NAME "_atomic_add", dest, value, pe);                      \
+        static const char call[] = #PREFIX #NAME "_atomic_add";                               \
+        NAME##_fetch_add(call, dest, value, AMO_PE(call, CTX));                               \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond,       \
+    USHMEMI_API void PREFIX##NAME##_atomic_compare_swap_nbi(CTXP() T *fetch, T *dest, T cond,   \
                                                             T value, int pe)                  \
     {                                                                                         \
-        *fetch =                                                                              \
-            NAME##_cswap("shmem_" #NAME "_atomic_compare_swap_nbi", dest, cond, value, pe);   \
+        static const char call[] = #PREFIX #NAME "_atomic_compare_swap_nbi";                  \
+        *fetch = NAME##_cswap(call, dest, cond, value, AMO_PE(call, CTX));                    \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)          \
+    USHMEMI_API void PREFIX##NAME##_atomic_fetch_inc_nbi(CTXP() T *fetch, T *dest, int pe)      \
     {                                                                                         \
-        *fetch = NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_inc_nbi", dest, 1, pe);       \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_inc_nbi";                     \
+        *fetch = NAME##_fetch_add(call, dest, 1, AMO_PE(call, CTX));                          \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe) \
+    USHMEMI_API void PREFIX##NAME##_atomic_fetch_add_nbi(CTXP() T *fetch, T *dest, T value,     \
+                                                         int pe)                              \
     {                                                                                         \
-        *fetch = NAME##_fetch_add("shmem_" #NAME "_atomic_fetch_add_nbi", dest, value, pe);   \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_add_nbi";                     \
+        *fetch = NAME##_fetch_add(call, dest, value, AMO_PE(call, CTX));                      \
     }
+#define DEFINE_AMO_STD(NAME, T)                                                               \
+    DEFINE_AMO_STD_CTX(NAME, T, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)               \
+    DEFINE_AMO_STD_CTX(NAME, T, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_AMO_STD_TYPES(DEFINE_AMO_STD)
 #undef DEFINE_AMO_STD
+#undef DEFINE_AMO_STD_CTX
 
-#define DEFINE_AMO_BIT_OP(NAME, T, OP, AMO)                                                   \
-    USHMEMI_API T shmem_##NAME##_atomic_fetch_##OP(T *dest, T value, int pe)                 \
+#define DEFINE_AMO_BIT_OP(NAME, T, OP, AMO, CTX, CTXP, PREFIX)                                \
+    USHMEMI_API T PREFIX##NAME##_atomic_fetch_##OP(CTXP() T *dest, T value, int pe)             \
     {                                                                                         \
-        return NAME##_amo("shmem_" #NAME "_atomic_fetch_" #OP, dest, pe, AMO, value, 0);      \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_" #OP;                        \
+        return NAME##_amo(call, dest, AMO_PE(call, CTX), AMO, value, 0);                      \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_##OP(T *dest, T value, int pe)                    \
+    USHMEMI_API void PREFIX##NAME##_atomic_##OP(CTXP() T *dest, T value, int pe)                \
     {                                                                                         \
-        NAME##_amo("shmem_" #NAME "_atomic_" #OP, dest, pe, AMO, value, 0);                   \
+        static const char call[] = #PREFIX #NAME "_atomic_" #OP;                              \
+        NAME##_amo(call, dest, AMO_PE(call, CTX), AMO, value, 0);                             \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_atomic_fetch_##OP##_nbi(T *fetch, T *dest, T value,      \
+    USHMEMI_API void PREFIX##NAME##_atomic_fetch_##OP##_nbi(CTXP() T *fetch, T *dest, T value,  \
                                                             int pe)                           \
     {                                                                                         \
-        *fetch = NAME##_amo("shmem_" #NAME "_atomic_fetch_" #OP "_nbi", dest, pe, AMO, value, \
-                            0);                                                               \
+        static const char call[] = #PREFIX #NAME "_atomic_fetch_" #OP "_nbi";                 \
+        *fetch = NAME##_amo(call, dest, AMO_PE(call, CTX), AMO, value, 0);                    \
     }
+#define DEFINE_AMO_BIT_CTX(NAME, T, CTX, CTXP, PREFIX)                                        \
+    DEFINE_AMO_BIT_OP(NAME, T, and, USHMEMI_AMO_AND, CTX, CTXP, PREFIX)                       \
+    DEFINE_AMO_BIT_OP(NAME, T, or, USHMEMI_AMO_OR, CTX, CTXP, PREFIX)                         \
+    DEFINE_AMO_BIT_OP(NAME, T, xor, USHMEMI_AMO_XOR, CTX, CTXP, PREFIX)
 #define DEFINE_AMO_BIT(NAME, T)                                                               \
-    DEFINE_AMO_BIT_OP(NAME, T, and, USHMEMI_AMO_AND)                                          \
-    DEFINE_AMO_BIT_OP(NAME, T, or, USHMEMI_AMO_OR)                                            \
-    DEFINE_AMO_BIT_OP(NAME, T, xor, USHMEMI_AMO_XOR)
+    DEFINE_AMO_BIT_CTX(NAME, T, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)               \
+    DEFINE_AMO_BIT_CTX(NAME, T, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_AMO_BIT_TYPES(DEFINE_AMO_BIT)
 #undef DEFINE_AMO_BIT
+#undef DEFINE_AMO_BIT_CTX
 #undef DEFINE_AMO_BIT_OP
 
 /* Deprecated names (OpenSHMEM 1.3), still used by the OSU benchmarks. */

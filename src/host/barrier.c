@@ -28,13 +28,26 @@
  * them at SHMEM_SYNC_VALUE as the spec requires on return). */
 #include <shmem.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "coll.h"
 #include "internal.h"
 #include "sync_seg.h"
 
-/* Signals this PE expects from each sending world PE on its set counters. */
+_Static_assert(sizeof(((struct ushmemi_sync_seg *)0)->set_flags) ==
+                   USHMEMI_COLL_MAX_SET_PES * sizeof(uint64_t),
+               "one sync segment counter per sending world PE");
+
+/* Signals this PE expects from each sending world PE on its set counters
+ * (those of the heap or those of the sync segment: one kind per job). */
 static uint64_t set_expected[USHMEMI_COLL_MAX_SET_PES];
+
+/* A new initialisation starts with zeroed heaps and sync segments. */
+void ushmemi_barrier_reset(void)
+{
+    ushmemi_g.barrier_epoch = 0;
+    memset(set_expected, 0, sizeof(set_expected));
+}
 
 static _Atomic uint64_t *set_counters(struct ushmemi_reserved *reserved)
 {
@@ -135,11 +148,27 @@ void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
         atomic_thread_fence(memory_order_seq_cst);
         return;
     }
-    if (!counters_usable())
-        ushmemi_fatal(call, "barriers over a subset of PEs need a heap the CPU can access, or "
-                            "a fabric route; this backend's heap is device memory");
-    _Atomic uint64_t *own = set_counters(ushmemi_g.reserved);
     int me_world = ushmemi_g.my_pe;
+    if (!ushmemi_g.heap_host_accessible && ushmemi_sync_seg(me_world) != NULL) {
+        /* Device heap: the counters of the host sync segments. */
+        _Atomic uint64_t *own = ushmemi_sync_seg(me_world)->set_flags;
+        for (int dist = 1; dist < n; dist <<= 1) {
+            int to = ushmemi_coll_world_pe(set, (set->me + dist) % n);
+            int from = ushmemi_coll_world_pe(set, (set->me - dist + n) % n);
+            unsigned spins = 0;
+            atomic_fetch_add_explicit(&ushmemi_sync_seg(to)->set_flags[me_world], 1,
+                                      memory_order_release);
+            uint64_t target = ++set_expected[from];
+            while (atomic_load_explicit(&own[from], memory_order_acquire) < target)
+                ushmemi_poll_pause(&spins);
+        }
+        return;
+    }
+    if (!counters_usable())
+        ushmemi_fatal(call, "barriers over a subset of PEs need a heap the CPU can access, "
+                            "host sync segments mapped from every PE, or a fabric route; this "
+                            "backend's heap is device memory");
+    _Atomic uint64_t *own = set_counters(ushmemi_g.reserved);
     for (int dist = 1; dist < n; dist <<= 1) {
         int to = ushmemi_coll_world_pe(set, (set->me + dist) % n);
         int from = ushmemi_coll_world_pe(set, (set->me - dist + n) % n);
@@ -152,25 +181,20 @@ ushmem_status_t ushmemi_coll_team_set(const char *call, const struct ushmemi_tea
                                       struct ushmemi_coll_set *set_p)
 {
     ushmemi_check_init(call);
-    if (team == SHMEM_TEAM_INVALID) {
+    team = ushmemi_team_lookup(call, team);
+    if (team == NULL) {
         ushmemi_error("%s: PE %d passed SHMEM_TEAM_INVALID", call, ushmemi_g.my_pe);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    if (team != &ushmemi_team_world && team != &ushmemi_team_shared)
-        ushmemi_fatal(call, "team handle %p is not a team of this job (only SHMEM_TEAM_WORLD "
-                            "and SHMEM_TEAM_SHARED exist in this version)",
-                      (const void *)team);
     struct ushmemi_coll_set set = {
         .start = team->start,
         .stride = team->stride,
         .size = team->size,
+        .me = ushmemi_team_index_of(team, ushmemi_g.my_pe),
     };
-    int offset = ushmemi_g.my_pe - set.start;
-    if (set.size <= 0 || set.stride <= 0 || offset < 0 || offset % set.stride != 0 ||
-        offset / set.stride >= set.size)
+    if (set.me < 0)
         ushmemi_fatal(call, "PE %d is not a member of %s (start %d, stride %d, size %d)",
                       ushmemi_g.my_pe, team->name, set.start, set.stride, set.size);
-    set.me = offset / set.stride;
     set.world = set.start == 0 && set.stride == 1 && set.size == ushmemi_g.n_pes;
     if (!set.world && ushmemi_g.n_pes > USHMEMI_COLL_MAX_SET_PES)
         ushmemi_fatal(call, "collectives on %s support jobs of up to %d PEs; this one has %d",

@@ -168,18 +168,19 @@ static void alltoalls(const char *call, const struct ushmemi_coll_set *set, void
 }
 
 /* Each chunk of source is staged in one half of this PE's stage, then every
- * member combines all members' staged chunks in member order (so every PE
- * gets the same bits, even in floating point) and writes its dest. The two
+ * member combines the staged chunks of members 0 to members - 1 (all of
+ * them for a reduction, fewer for a scan) in member order (so every PE gets
+ * the same bits, even in floating point) and writes its dest. The two
  * halves alternate, so one barrier per chunk suffices: a PE overwrites a half
  * only after passing the barrier that every reader of its previous contents
  * reached after reading. */
 static void reduce_staged(const char *call, const struct ushmemi_coll_set *set, void *dest,
                           const void *source, size_t nreduce, size_t elem_size,
-                          combine_fn combine)
+                          combine_fn combine, int members)
 {
     const size_t half = USHMEMI_COLL_STAGE_SIZE / 2;
     const size_t chunk_elems = half / elem_size;
-    int n = set->size;
+    int n = members;
     unsigned char *acc = xmalloc(call, half);
     unsigned char *bounce = xmalloc(call, half);
     unsigned char *stage = own_stage();
@@ -190,6 +191,7 @@ static void reduce_staged(const char *call, const struct ushmemi_coll_set *set, 
         size_t half_off = (chunk % 2) * half;
         ushmemi_host_copy(call, stage + half_off, (const char *)source + offset, bytes);
         ushmemi_coll_barrier(call, set);
+        memset(acc, 0, bytes); /* what combining no member gives: 0 for sums */
         for (int i = 0; i < n; i++) {
             const void *in = peer_view(call, stage + half_off, bytes,
                                        ushmemi_coll_world_pe(set, i), bounce);
@@ -296,9 +298,23 @@ static void reduce(const char *call, const struct ushmemi_coll_set *set, void *d
     if (reduce_map(call, set, dest, source, bytes, dst, src))
         reduce_direct(call, set, dst, src, nreduce, elem_size, combine);
     else
-        reduce_staged(call, set, dest, source, nreduce, elem_size, combine);
+        reduce_staged(call, set, dest, source, nreduce, elem_size, combine, set->size);
     free(src);
     free(dst);
+}
+
+/* OpenSHMEM 1.6 sum scans: member i's dest is the sum of the sources of
+ * members 0 to i (inclusive) or 0 to i - 1 (exclusive, zero on member 0),
+ * combined in member order: the staged reduction over that many members,
+ * which also makes dest == source safe. */
+static void scan(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                 const void *source, size_t nelems, size_t elem_size, combine_fn combine,
+                 bool inclusive)
+{
+    if (nelems == 0)
+        return;
+    reduce_staged(call, set, dest, source, nelems, elem_size, combine,
+                  inclusive ? set->me + 1 : set->me);
 }
 
 /* ---- Combining functions -------------------------------------------------- */
@@ -373,6 +389,34 @@ static int team_alltoalls(const char *call, shmem_team_t team, void *dest, const
     alltoalls(call, &set, dest, source, dst, sst, nelems, elem_size);
     return 0;
 }
+
+static int team_scan(const char *call, shmem_team_t team, void *dest, const void *source,
+                     size_t nelems, size_t elem_size, combine_fn combine, bool inclusive)
+{
+    struct ushmemi_coll_set set;
+    if (ushmemi_coll_team_set(call, team, &set) != USHMEM_OK)
+        return -1;
+    byte_count(call, nelems, elem_size);
+    scan(call, &set, dest, source, nelems, elem_size, combine, inclusive);
+    return 0;
+}
+
+#define DEF_SCAN(name, type)                                                                  \
+    USHMEMI_API int shmem_##name##_sum_inscan(shmem_team_t team, type *dest,                 \
+                                              const type *source, size_t nelems)             \
+    {                                                                                         \
+        return team_scan("shmem_" #name "_sum_inscan", team, dest, source, nelems,            \
+                         sizeof(type), combine_##name##_sum, true);                           \
+    }                                                                                         \
+    USHMEMI_API int shmem_##name##_sum_exscan(shmem_team_t team, type *dest,                 \
+                                              const type *source, size_t nelems)             \
+    {                                                                                         \
+        return team_scan("shmem_" #name "_sum_exscan", team, dest, source, nelems,            \
+                         sizeof(type), combine_##name##_sum, false);                          \
+    }
+USHMEMI_COLL_MINMAX_TYPES(DEF_SCAN)
+USHMEMI_COLL_COMPLEX_TYPES(DEF_SCAN)
+#undef DEF_SCAN
 
 static int team_reduce(const char *call, shmem_team_t team, void *dest, const void *source,
                        size_t nreduce, size_t elem_size, combine_fn combine)

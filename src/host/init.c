@@ -12,16 +12,6 @@
 #include "routes.h"
 
 struct ushmemi_state ushmemi_g;
-struct ushmemi_team ushmemi_team_world = {"SHMEM_TEAM_WORLD", 0, 1, 0};
-struct ushmemi_team ushmemi_team_shared = {"SHMEM_TEAM_SHARED", 0, 1, 0};
-struct ushmemi_ctx {
-    int unused;
-};
-static struct ushmemi_ctx ctx_default;
-
-USHMEMI_API shmem_team_t SHMEM_TEAM_WORLD = &ushmemi_team_world;
-USHMEMI_API shmem_team_t SHMEM_TEAM_SHARED = &ushmemi_team_shared;
-USHMEMI_API shmem_ctx_t SHMEM_CTX_DEFAULT = &ctx_default;
 
 static ushmem_status_t oob_allgather(void *ctx, const void *mine, void *all, size_t len)
 {
@@ -98,6 +88,21 @@ static void print_banner(void)
  * shmem_global_exit, a fatal error and a signal leave through _exit or the
  * kernel and run no exit handler. */
 static pid_t exit_finalize_pid; /* a child forked by the program is not a PE */
+static bool exiting;             /* the finalize at exit is running */
+
+/* The bootstrap outlives shmem_finalize, so that the program may initialise
+ * again (OpenSHMEM 1.6): a PMIx client that finalized is gone for the
+ * server, and a fence with a peer that already re-initialised fails. It is
+ * closed at exit instead, once the library is down. */
+static bool bootstrap_kept;
+
+static void bootstrap_at_exit(void)
+{
+    if (bootstrap_kept && !ushmemi_g.initialized) {
+        ushmemi_bootstrap_finalize(&ushmemi_g.bs);
+        bootstrap_kept = false;
+    }
+}
 
 static void finalize_at_exit(int exit_status, void *arg)
 {
@@ -105,6 +110,8 @@ static void finalize_at_exit(int exit_status, void *arg)
     if (exit_status != 0 || !ushmemi_g.initialized || getpid() != exit_finalize_pid)
         return;
     ushmemi_debug("exit status 0 without shmem_finalize: finalizing now");
+    ushmemi_g.init_count = 1;
+    exiting = true;
     shmem_finalize();
 }
 
@@ -137,17 +144,21 @@ _Noreturn static void init_failed(const char *what, ushmem_status_t status)
 
 static void do_init(int requested)
 {
-    if (ushmemi_g.initialized)
+    /* OpenSHMEM 1.6: every init is matched by a finalize; only the first
+     * initialises (the thread level it chose stays) and the last finalizes. */
+    if (ushmemi_g.initialized) {
+        ushmemi_g.init_count++;
         return;
-    if (ushmemi_g.finalized)
-        ushmemi_fatal("shmem_init", "called again after shmem_finalize; OpenSHMEM allows one "
-                                    "initialisation per program");
+    }
+    /* 1.6: a program may initialise again after its last finalize. */
+    ushmemi_g.finalized = 0;
+    ushmemi_barrier_reset();
 
     /* The bootstrap first, so that every message below names the PE; its
      * own debug lines honour SHMEM_DEBUG through a quick look-up. */
     if (getenv("SHMEM_DEBUG") && strcmp(getenv("SHMEM_DEBUG"), "0") != 0)
         ushmemi_log_level = USHMEMI_LOG_DEBUG;
-    ushmem_status_t status = ushmemi_bootstrap_init(&ushmemi_g.bs);
+    ushmem_status_t status = bootstrap_kept ? USHMEM_OK : ushmemi_bootstrap_init(&ushmemi_g.bs);
     if (status != USHMEM_OK) {
         ushmemi_error("shmem_init failed: %s", ushmemi_status_string(status));
         _exit(1);
@@ -239,12 +250,12 @@ static void do_init(int requested)
     if (status != USHMEM_OK)
         init_failed("cannot set up the heap allocator", status);
 
-    ushmemi_team_world.size = ushmemi_g.n_pes;
-    ushmemi_team_shared.size = ushmemi_g.n_pes;
+    ushmemi_teams_init();
     ushmemi_g.thread_level = requested < SHMEM_THREAD_SINGLE ? SHMEM_THREAD_SINGLE
                              : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
                                                                  : requested;
     ushmemi_g.initialized = 1;
+    ushmemi_g.init_count = 1;
     register_exit_finalize();
     status = ushmemi_device_api_init();
     if (status != USHMEM_OK)
@@ -278,10 +289,23 @@ USHMEMI_API void start_pes(int npes)
     shmem_init();
 }
 
+USHMEMI_API void shmem_query_initialized(int *initialized)
+{
+    if (initialized)
+        *initialized = ushmemi_g.initialized;
+}
+
 USHMEMI_API void shmem_finalize(void)
 {
     if (!ushmemi_g.initialized)
         return;
+    if (ushmemi_g.init_count > 1) {
+        /* Not the last: a barrier, as the specification asks, and nothing freed. */
+        ushmemi_g.init_count--;
+        shmem_barrier_all();
+        return;
+    }
+    ushmemi_g.init_count = 0;
     shmem_quiet();
     ushmemi_barrier_world();
     ushmemi_device_api_fini();
@@ -293,6 +317,8 @@ USHMEMI_API void shmem_finalize(void)
     if (ushmemi_bootstrap_barrier(&ushmemi_g.bs) != USHMEM_OK)
         ushmemi_warn("shmem_finalize: the closing barrier failed; freeing the heap anyway");
     ushmemi_heap_fini();
+    ushmemi_ctx_fini();
+    ushmemi_teams_fini();
     ushmemi_routes_close();
     ushmemi_g.dev_ops->heap_free(ushmemi_g.dev, ushmemi_g.heap_base, ushmemi_g.heap_size);
     ushmemi_g.dev_ops->close(ushmemi_g.dev);
@@ -301,7 +327,17 @@ USHMEMI_API void shmem_finalize(void)
     ushmemi_g.heap_base = NULL;
     ushmemi_g.initialized = 0;
     ushmemi_g.finalized = 1;
-    ushmemi_bootstrap_finalize(&ushmemi_g.bs);
+    if (exiting) {
+        ushmemi_bootstrap_finalize(&ushmemi_g.bs);
+    } else if (!bootstrap_kept) {
+        static bool registered;
+        if (!registered && atexit(bootstrap_at_exit) == 0)
+            registered = true;
+        if (registered)
+            bootstrap_kept = true;
+        else
+            ushmemi_bootstrap_finalize(&ushmemi_g.bs);
+    }
 }
 
 USHMEMI_API void shmem_global_exit(int status)

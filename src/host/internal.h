@@ -17,6 +17,12 @@
 
 #define USHMEMI_API __attribute__((visibility("default")))
 
+/* For the macros that define a routine beside its context form: the
+ * context parameter as a macro called inside the parameter list, so that
+ * it passes through nested macros without its comma splitting them. */
+#define USHMEMI_CTX_PARAM() shmem_ctx_t ctx,
+#define USHMEMI_NO_PARAM()
+
 /* Reserved at the start of every heap for the runtime's own symmetric data
  * (barrier counters, collective scratch). User allocations come after it. */
 #define USHMEMI_SYNC_WORDS 64            /* 64-bit flags for barriers */
@@ -35,6 +41,7 @@ struct ushmemi_state {
     int initialized; /* 1 after shmem_init, 0 before and after finalize */
     int finalized;
     int thread_level;
+    int init_count; /* shmem_init calls not yet matched by shmem_finalize (1.6) */
     int my_pe, n_pes;
 
     struct ushmemi_bootstrap bs;
@@ -71,13 +78,50 @@ struct ushmemi_state {
 
 extern struct ushmemi_state ushmemi_g;
 
-/* Teams: world and shared exist in this version (shared == world on one
- * node). A team is a strided set of world PEs. */
+/* Teams (team.c): every team is a strided set of world PEs; member i is
+ * world PE start + i * stride. */
+#define USHMEMI_TEAMS_MAX 255 /* split teams alive at once on one PE */
 struct ushmemi_team {
-    const char *name;
+    const char *name; /* for messages */
     int start, stride, size;
+    int num_contexts; /* the configuration it was created with */
+    bool live;
 };
 extern struct ushmemi_team ushmemi_team_world, ushmemi_team_shared;
+
+/* Fills world and shared once the peers are known. */
+void ushmemi_teams_init(void);
+/* Forgets every split team (shmem_finalize). */
+void ushmemi_teams_fini(void);
+/* The team behind a handle: NULL for SHMEM_TEAM_INVALID; fatal for a handle
+ * that is not a live team, checked without reading through it. */
+const struct ushmemi_team *ushmemi_team_lookup(const char *call, const struct ushmemi_team *team);
+/* The index of world PE world_pe in team, -1 when it is not a member. */
+int ushmemi_team_index_of(const struct ushmemi_team *team, int world_pe);
+
+/* Contexts (ctx.c). A context carries its team, whose PE numbers its RMA,
+ * atomic and signal calls take. */
+#define USHMEMI_CTX_MAX 1024 /* contexts alive at once on one PE */
+struct ushmemi_ctx {
+    const struct ushmemi_team *team;
+    long options;
+    bool live;
+};
+extern struct ushmemi_ctx ushmemi_ctx_default;
+
+/* The world PE that `pe` of ctx's team names; fatal (naming call, context
+ * and PE) for an invalid context or a PE outside its team. */
+int ushmemi_ctx_pe_slow(const char *call, struct ushmemi_ctx *ctx, int pe);
+static inline int ushmemi_ctx_pe(const char *call, struct ushmemi_ctx *ctx, int pe)
+{
+    if (__builtin_expect(ctx == &ushmemi_ctx_default, 1))
+        return pe;
+    return ushmemi_ctx_pe_slow(call, ctx, pe);
+}
+/* Destroys the contexts made on team, completing their operations. */
+void ushmemi_ctx_destroy_team(const char *call, const struct ushmemi_team *team);
+/* Forgets every context (shmem_finalize). */
+void ushmemi_ctx_fini(void);
 
 /* Ends the job through the bootstrap with "call: message" naming this PE. */
 _Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
@@ -194,5 +238,7 @@ size_t ushmemi_heap_bytes_in_use(void);
 
 /* World barrier over the mapped heaps (barrier.c), used by init, alloc, collectives. */
 void ushmemi_barrier_world(void);
+/* Forgets the counts of earlier barriers (a new initialisation). */
+void ushmemi_barrier_reset(void);
 
 #endif

@@ -69,56 +69,7 @@ USHMEMI_API void shmem_info_get_name(char *name)
         strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN);
 }
 
-static const struct ushmemi_team *team_of(const char *call, shmem_team_t team)
-{
-    if (team == SHMEM_TEAM_INVALID)
-        return NULL;
-    if (team != &ushmemi_team_world && team != &ushmemi_team_shared)
-        ushmemi_fatal(call, "team handle %p is not a valid team", (void *)team);
-    return team;
-}
-
-USHMEMI_API int shmem_team_my_pe(shmem_team_t team)
-{
-    ushmemi_check_init("shmem_team_my_pe");
-    const struct ushmemi_team *t = team_of("shmem_team_my_pe", team);
-    return t ? (ushmemi_g.my_pe - t->start) / t->stride : -1;
-}
-
-USHMEMI_API int shmem_team_n_pes(shmem_team_t team)
-{
-    ushmemi_check_init("shmem_team_n_pes");
-    const struct ushmemi_team *t = team_of("shmem_team_n_pes", team);
-    return t ? t->size : -1;
-}
-
-USHMEMI_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
-{
-    ushmemi_check_init("shmem_team_translate_pe");
-    const struct ushmemi_team *src = team_of("shmem_team_translate_pe", src_team);
-    const struct ushmemi_team *dst = team_of("shmem_team_translate_pe", dest_team);
-    if (src == NULL || dst == NULL || src_pe < 0 || src_pe >= src->size)
-        return -1;
-    int world = src->start + src_pe * src->stride;
-    int rel = world - dst->start;
-    if (rel < 0 || rel % dst->stride != 0 || rel / dst->stride >= dst->size)
-        return -1;
-    return rel / dst->stride;
-}
-
-USHMEMI_API int shmem_team_get_config(shmem_team_t team, long config_mask,
-                                      shmem_team_config_t *config)
-{
-    ushmemi_check_init("shmem_team_get_config");
-    if (team_of("shmem_team_get_config", team) == NULL || config == NULL)
-        return -1;
-    /* Contexts are not created on teams in this version. */
-    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)
-        config->num_contexts = 0;
-    return 0;
-}
-
-USHMEMI_API void shmem_pcontrol(int level)
+USHMEMI_API void shmem_pcontrol(int level, ...)
 {
     /* Profiling levels are accepted; there is no profiling layer to drive. */
     (void)level;

@@ -21,17 +21,19 @@ static size_t span_bytes(const char *call, size_t nelems, size_t elem, int pe)
     return nelems * elem;
 }
 
-static void put_bytes(const char *call, void *dest, const void *source, size_t nelems,
-                      size_t elem, int pe, bool nbi)
+static void put_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *source,
+                      size_t nelems, size_t elem, int pe, bool nbi)
 {
     ushmemi_check_init(call);
+    pe = ushmemi_ctx_pe(call, ctx, pe);
     ushmemi_put(call, dest, source, span_bytes(call, nelems, elem, pe), pe, nbi);
 }
 
-static void get_bytes(const char *call, void *dest, const void *source, size_t nelems,
-                      size_t elem, int pe, bool nbi)
+static void get_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *source,
+                      size_t nelems, size_t elem, int pe, bool nbi)
 {
     ushmemi_check_init(call);
+    pe = ushmemi_ctx_pe(call, ctx, pe);
     ushmemi_get(call, dest, source, span_bytes(call, nelems, elem, pe), pe, nbi);
 }
 
@@ -53,10 +55,11 @@ static void check_strided(const char *call, const void *addr, ptrdiff_t stride, 
 }
 
 /* dst and sst are strides in elements, as the specification defines them. */
-static void iput_bytes(const char *call, void *dest, const void *source, ptrdiff_t dst,
-                       ptrdiff_t sst, size_t nelems, size_t elem, int pe)
+static void iput_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *source,
+                       ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem, int pe)
 {
     ushmemi_check_init(call);
+    pe = ushmemi_ctx_pe(call, ctx, pe);
     if (nelems == 0) {
         ushmemi_put(call, dest, source, 0, pe, false);
         return;
@@ -73,10 +76,11 @@ static void iput_bytes(const char *call, void *dest, const void *source, ptrdiff
                     src + (ptrdiff_t)i * sst * (ptrdiff_t)elem, elem, pe, false);
 }
 
-static void iget_bytes(const char *call, void *dest, const void *source, ptrdiff_t dst,
-                       ptrdiff_t sst, size_t nelems, size_t elem, int pe)
+static void iget_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *source,
+                       ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem, int pe)
 {
     ushmemi_check_init(call);
+    pe = ushmemi_ctx_pe(call, ctx, pe);
     if (nelems == 0) {
         ushmemi_get(call, dest, source, 0, pe, false);
         return;
@@ -93,97 +97,212 @@ static void iget_bytes(const char *call, void *dest, const void *source, ptrdiff
                     from + (ptrdiff_t)i * sst * (ptrdiff_t)elem, elem, pe, false);
 }
 
-#define DEFINE_RMA(NAME, T)                                                                   \
-    USHMEMI_API void shmem_##NAME##_put(T *dest, const T *source, size_t nelems, int pe)     \
+/* OpenSHMEM 1.6 ibput/ibget: nblocks blocks of bsize elements, block i at
+ * element i * dst of dest and i * sst of source. The symmetric side's whole
+ * span is checked before any block moves. */
+static void ib_bytes(const char *call, shmem_ctx_t ctx, void *dest, const void *source,
+                     ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, size_t elem,
+                     int pe, bool put)
+{
+    ushmemi_check_init(call);
+    pe = ushmemi_ctx_pe(call, ctx, pe);
+    if (bsize == 0 || nblocks == 0)
+        return;
+    if (dst < 0 || sst < 0 || (size_t)dst < bsize || (size_t)sst < bsize)
+        ushmemi_fatal(call, "strides dst %td and sst %td to PE %d must be at least bsize %zu",
+                      dst, sst, pe, bsize);
+    size_t block = span_bytes(call, bsize, elem, pe);
+    ptrdiff_t sym_stride = put ? dst : sst;
+    /* The last block ends (nblocks - 1) * stride + bsize elements in. */
+    check_strided(call, put ? dest : source, sym_stride, nblocks, elem, pe);
+    check_strided(call, (const char *)(put ? dest : source) + (bsize - 1) * elem, sym_stride,
+                  nblocks, elem, pe);
+    char *to = dest;
+    const char *from = source;
+    for (size_t i = 0; i < nblocks; i++) {
+        char *d = to + (ptrdiff_t)i * dst * (ptrdiff_t)elem;
+        const char *f = from + (ptrdiff_t)i * sst * (ptrdiff_t)elem;
+        if (put)
+            ushmemi_put(call, d, f, block, pe, false);
+        else
+            ushmemi_get(call, d, f, block, pe, false);
+    }
+}
+
+#define DEFINE_IB(NAME, T)                                                                    \
+    USHMEMI_API void shmem_##NAME##_ibput(T *dest, const T *source, ptrdiff_t dst,           \
+                                          ptrdiff_t sst, size_t bsize, size_t nblocks,        \
+                                          int pe)                                             \
     {                                                                                         \
-        put_bytes("shmem_" #NAME "_put", dest, source, nelems, sizeof(T), pe, false);         \
+        ib_bytes("shmem_" #NAME "_ibput", SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize,   \
+                 nblocks, sizeof(T), pe, true);                                               \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_get(T *dest, const T *source, size_t nelems, int pe)     \
+    USHMEMI_API void shmem_##NAME##_ibget(T *dest, const T *source, ptrdiff_t dst,           \
+                                          ptrdiff_t sst, size_t bsize, size_t nblocks,        \
+                                          int pe)                                             \
     {                                                                                         \
-        get_bytes("shmem_" #NAME "_get", dest, source, nelems, sizeof(T), pe, false);         \
+        ib_bytes("shmem_" #NAME "_ibget", SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize,   \
+                 nblocks, sizeof(T), pe, false);                                              \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_p(T *dest, T value, int pe)                              \
+    USHMEMI_API void shmem_ctx_##NAME##_ibput(shmem_ctx_t ctx, T *dest, const T *source,     \
+                                              ptrdiff_t dst, ptrdiff_t sst, size_t bsize,     \
+                                              size_t nblocks, int pe)                         \
     {                                                                                         \
-        put_bytes("shmem_" #NAME "_p", dest, &value, 1, sizeof(T), pe, false);                \
+        ib_bytes("shmem_ctx_" #NAME "_ibput", ctx, dest, source, dst, sst, bsize, nblocks,    \
+                 sizeof(T), pe, true);                                                        \
     }                                                                                         \
-    USHMEMI_API T shmem_##NAME##_g(const T *source, int pe)                                  \
+    USHMEMI_API void shmem_ctx_##NAME##_ibget(shmem_ctx_t ctx, T *dest, const T *source,     \
+                                              ptrdiff_t dst, ptrdiff_t sst, size_t bsize,     \
+                                              size_t nblocks, int pe)                         \
+    {                                                                                         \
+        ib_bytes("shmem_ctx_" #NAME "_ibget", ctx, dest, source, dst, sst, bsize, nblocks,    \
+                 sizeof(T), pe, false);                                                       \
+    }
+USHMEMI_RMA_TYPES(DEFINE_IB)
+#undef DEFINE_IB
+
+#define DEFINE_IB_SIZED(BITS, BYTES)                                                          \
+    USHMEMI_API void shmem_ibput##BITS(void *dest, const void *source, ptrdiff_t dst,        \
+                                       ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)   \
+    {                                                                                         \
+        ib_bytes("shmem_ibput" #BITS, SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize,       \
+                 nblocks, BYTES, pe, true);                                                   \
+    }                                                                                         \
+    USHMEMI_API void shmem_ibget##BITS(void *dest, const void *source, ptrdiff_t dst,        \
+                                       ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)   \
+    {                                                                                         \
+        ib_bytes("shmem_ibget" #BITS, SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize,       \
+                 nblocks, BYTES, pe, false);                                                  \
+    }                                                                                         \
+    USHMEMI_API void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void *dest, const void *source,  \
+                                           ptrdiff_t dst, ptrdiff_t sst, size_t bsize,        \
+                                           size_t nblocks, int pe)                            \
+    {                                                                                         \
+        ib_bytes("shmem_ctx_ibput" #BITS, ctx, dest, source, dst, sst, bsize, nblocks, BYTES, \
+                 pe, true);                                                                   \
+    }                                                                                         \
+    USHMEMI_API void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest, const void *source,  \
+                                           ptrdiff_t dst, ptrdiff_t sst, size_t bsize,        \
+                                           size_t nblocks, int pe)                            \
+    {                                                                                         \
+        ib_bytes("shmem_ctx_ibget" #BITS, ctx, dest, source, dst, sst, bsize, nblocks, BYTES, \
+                 pe, false);                                                                  \
+    }
+USHMEMI_SIZED_TYPES(DEFINE_IB_SIZED)
+#undef DEFINE_IB_SIZED
+
+/* Every routine has a context form, whose PE numbers are those of the
+ * context's team, and the plain form on SHMEM_CTX_DEFAULT. */
+#define DEFINE_RMA_CTX(NAME, T, CTX, CTXP, PREFIX)                                            \
+    USHMEMI_API void PREFIX##NAME##_put(CTXP() T *dest, const T *source, size_t nelems, int pe) \
+    {                                                                                         \
+        put_bytes(#PREFIX #NAME "_put", CTX, dest, source, nelems, sizeof(T), pe, false);     \
+    }                                                                                         \
+    USHMEMI_API void PREFIX##NAME##_get(CTXP() T *dest, const T *source, size_t nelems, int pe) \
+    {                                                                                         \
+        get_bytes(#PREFIX #NAME "_get", CTX, dest, source, nelems, sizeof(T), pe, false);     \
+    }                                                                                         \
+    USHMEMI_API void PREFIX##NAME##_p(CTXP() T *dest, T value, int pe)                          \
+    {                                                                                         \
+        put_bytes(#PREFIX #NAME "_p", CTX, dest, &value, 1, sizeof(T), pe, false);            \
+    }                                                                                         \
+    USHMEMI_API T PREFIX##NAME##_g(CTXP() const T *source, int pe)                              \
     {                                                                                         \
         T value;                                                                              \
-        get_bytes("shmem_" #NAME "_g", &value, source, 1, sizeof(T), pe, false);              \
+        get_bytes(#PREFIX #NAME "_g", CTX, &value, source, 1, sizeof(T), pe, false);          \
         return value;                                                                         \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_iput(T *dest, const T *source, ptrdiff_t dst,            \
+    USHMEMI_API void PREFIX##NAME##_iput(CTXP() T *dest, const T *source, ptrdiff_t dst,        \
                                          ptrdiff_t sst, size_t nelems, int pe)                \
     {                                                                                         \
-        iput_bytes("shmem_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(T), pe);    \
+        iput_bytes(#PREFIX #NAME "_iput", CTX, dest, source, dst, sst, nelems, sizeof(T),     \
+                   pe);                                                                       \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_iget(T *dest, const T *source, ptrdiff_t dst,            \
+    USHMEMI_API void PREFIX##NAME##_iget(CTXP() T *dest, const T *source, ptrdiff_t dst,        \
                                          ptrdiff_t sst, size_t nelems, int pe)                \
     {                                                                                         \
-        iget_bytes("shmem_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(T), pe);    \
+        iget_bytes(#PREFIX #NAME "_iget", CTX, dest, source, dst, sst, nelems, sizeof(T),     \
+                   pe);                                                                       \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_put_nbi(T *dest, const T *source, size_t nelems, int pe) \
+    USHMEMI_API void PREFIX##NAME##_put_nbi(CTXP() T *dest, const T *source, size_t nelems,     \
+                                            int pe)                                           \
     {                                                                                         \
-        put_bytes("shmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(T), pe, true);      \
+        put_bytes(#PREFIX #NAME "_put_nbi", CTX, dest, source, nelems, sizeof(T), pe, true);  \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_get_nbi(T *dest, const T *source, size_t nelems, int pe) \
+    USHMEMI_API void PREFIX##NAME##_get_nbi(CTXP() T *dest, const T *source, size_t nelems,     \
+                                            int pe)                                           \
     {                                                                                         \
-        get_bytes("shmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(T), pe, true);      \
+        get_bytes(#PREFIX #NAME "_get_nbi", CTX, dest, source, nelems, sizeof(T), pe, true);  \
     }
+#define DEFINE_RMA(NAME, T)                                                                   \
+    DEFINE_RMA_CTX(NAME, T, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)                   \
+    DEFINE_RMA_CTX(NAME, T, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_RMA_TYPES(DEFINE_RMA)
 #undef DEFINE_RMA
+#undef DEFINE_RMA_CTX
 
-#define DEFINE_SIZED(BITS, BYTES)                                                             \
-    USHMEMI_API void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe)  \
+#define DEFINE_SIZED_CTX(BITS, BYTES, CTX, CTXP, PREFIX)                                      \
+    USHMEMI_API void PREFIX##put##BITS(CTXP() void *dest, const void *source, size_t nelems,    \
+                                       int pe)                                                \
     {                                                                                         \
-        put_bytes("shmem_put" #BITS, dest, source, nelems, BYTES, pe, false);                 \
+        put_bytes(#PREFIX "put" #BITS, CTX, dest, source, nelems, BYTES, pe, false);          \
     }                                                                                         \
-    USHMEMI_API void shmem_get##BITS(void *dest, const void *source, size_t nelems, int pe)  \
+    USHMEMI_API void PREFIX##get##BITS(CTXP() void *dest, const void *source, size_t nelems,    \
+                                       int pe)                                                \
     {                                                                                         \
-        get_bytes("shmem_get" #BITS, dest, source, nelems, BYTES, pe, false);                 \
+        get_bytes(#PREFIX "get" #BITS, CTX, dest, source, nelems, BYTES, pe, false);          \
     }                                                                                         \
-    USHMEMI_API void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst,         \
-                                      ptrdiff_t sst, size_t nelems, int pe)                   \
+    USHMEMI_API void PREFIX##iput##BITS(CTXP() void *dest, const void *source, ptrdiff_t dst,   \
+                                        ptrdiff_t sst, size_t nelems, int pe)                 \
     {                                                                                         \
-        iput_bytes("shmem_iput" #BITS, dest, source, dst, sst, nelems, BYTES, pe);            \
+        iput_bytes(#PREFIX "iput" #BITS, CTX, dest, source, dst, sst, nelems, BYTES, pe);     \
     }                                                                                         \
-    USHMEMI_API void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst,         \
-                                      ptrdiff_t sst, size_t nelems, int pe)                   \
+    USHMEMI_API void PREFIX##iget##BITS(CTXP() void *dest, const void *source, ptrdiff_t dst,   \
+                                        ptrdiff_t sst, size_t nelems, int pe)                 \
     {                                                                                         \
-        iget_bytes("shmem_iget" #BITS, dest, source, dst, sst, nelems, BYTES, pe);            \
+        iget_bytes(#PREFIX "iget" #BITS, CTX, dest, source, dst, sst, nelems, BYTES, pe);     \
     }                                                                                         \
-    USHMEMI_API void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems,    \
-                                           int pe)                                            \
+    USHMEMI_API void PREFIX##put##BITS##_nbi(CTXP() void *dest, const void *source,             \
+                                             size_t nelems, int pe)                           \
     {                                                                                         \
-        put_bytes("shmem_put" #BITS "_nbi", dest, source, nelems, BYTES, pe, true);           \
+        put_bytes(#PREFIX "put" #BITS "_nbi", CTX, dest, source, nelems, BYTES, pe, true);    \
     }                                                                                         \
-    USHMEMI_API void shmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems,    \
-                                           int pe)                                            \
+    USHMEMI_API void PREFIX##get##BITS##_nbi(CTXP() void *dest, const void *source,             \
+                                             size_t nelems, int pe)                           \
     {                                                                                         \
-        get_bytes("shmem_get" #BITS "_nbi", dest, source, nelems, BYTES, pe, true);           \
+        get_bytes(#PREFIX "get" #BITS "_nbi", CTX, dest, source, nelems, BYTES, pe, true);    \
     }
+#define DEFINE_SIZED(BITS, BYTES)                                                             \
+    DEFINE_SIZED_CTX(BITS, BYTES, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)             \
+    DEFINE_SIZED_CTX(BITS, BYTES, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_SIZED_TYPES(DEFINE_SIZED)
 #undef DEFINE_SIZED
+#undef DEFINE_SIZED_CTX
 
-USHMEMI_API void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
-{
-    put_bytes("shmem_putmem", dest, source, nelems, 1, pe, false);
-}
-
-USHMEMI_API void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
-{
-    get_bytes("shmem_getmem", dest, source, nelems, 1, pe, false);
-}
-
-USHMEMI_API void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
-{
-    put_bytes("shmem_putmem_nbi", dest, source, nelems, 1, pe, true);
-}
-
-USHMEMI_API void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
-{
-    get_bytes("shmem_getmem_nbi", dest, source, nelems, 1, pe, true);
-}
+#define DEFINE_MEM_CTX(CTX, CTXP, PREFIX)                                                     \
+    USHMEMI_API void PREFIX##putmem(CTXP() void *dest, const void *source, size_t nelems,       \
+                                    int pe)                                                   \
+    {                                                                                         \
+        put_bytes(#PREFIX "putmem", CTX, dest, source, nelems, 1, pe, false);                 \
+    }                                                                                         \
+    USHMEMI_API void PREFIX##getmem(CTXP() void *dest, const void *source, size_t nelems,       \
+                                    int pe)                                                   \
+    {                                                                                         \
+        get_bytes(#PREFIX "getmem", CTX, dest, source, nelems, 1, pe, false);                 \
+    }                                                                                         \
+    USHMEMI_API void PREFIX##putmem_nbi(CTXP() void *dest, const void *source, size_t nelems,   \
+                                        int pe)                                               \
+    {                                                                                         \
+        put_bytes(#PREFIX "putmem_nbi", CTX, dest, source, nelems, 1, pe, true);              \
+    }                                                                                         \
+    USHMEMI_API void PREFIX##getmem_nbi(CTXP() void *dest, const void *source, size_t nelems,   \
+                                        int pe)                                               \
+    {                                                                                         \
+        get_bytes(#PREFIX "getmem_nbi", CTX, dest, source, nelems, 1, pe, true);              \
+    }
+DEFINE_MEM_CTX(ctx, USHMEMI_CTX_PARAM, shmem_ctx_)
+DEFINE_MEM_CTX(&ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
+#undef DEFINE_MEM_CTX
 
 /* Mapped roads complete on return, so for them fence and quiet only order
  * this PE's plain stores before whatever follows (a flag store, an atomic,
@@ -198,4 +317,50 @@ USHMEMI_API void shmem_quiet(void)
 {
     ushmemi_check_init("shmem_quiet");
     ushmemi_road_quiet("shmem_quiet");
+}
+
+/* Contexts share this PE's roads, so ordering or completing one context's
+ * operations orders or completes them all: on the mapped roads there is
+ * nothing outstanding to wait for, and over the fabric a quiet on one
+ * context also waits for the others' operations (correct, not separate). */
+USHMEMI_API void shmem_ctx_fence(shmem_ctx_t ctx)
+{
+    ushmemi_check_init("shmem_ctx_fence");
+    ushmemi_ctx_pe("shmem_ctx_fence", ctx, 0);
+    ushmemi_road_fence("shmem_ctx_fence");
+}
+
+USHMEMI_API void shmem_ctx_quiet(shmem_ctx_t ctx)
+{
+    ushmemi_check_init("shmem_ctx_quiet");
+    ushmemi_ctx_pe("shmem_ctx_quiet", ctx, 0);
+    ushmemi_road_quiet("shmem_ctx_quiet");
+}
+
+/* OpenSHMEM 1.6: completes the operations to the PEs listed (numbered in
+ * the context's team). Each listed PE is checked; the completion itself is
+ * the whole quiet, which covers them. */
+static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+    ushmemi_check_init(call);
+    if (npes > 0 && target_pes == NULL)
+        ushmemi_fatal(call, "target_pes is NULL with npes %zu", npes);
+    for (size_t i = 0; i < npes; i++) {
+        int pe = ushmemi_ctx_pe(call, ctx, target_pes[i]);
+        if (pe < 0 || pe >= ushmemi_g.n_pes)
+            ushmemi_fatal(call, "target_pes[%zu] is PE %d; the job has %d PEs", i, pe,
+                          ushmemi_g.n_pes);
+    }
+    if (npes > 0)
+        ushmemi_road_quiet(call);
+}
+
+USHMEMI_API void shmem_pe_quiet(const int *target_pes, size_t npes)
+{
+    pe_quiet("shmem_pe_quiet", SHMEM_CTX_DEFAULT, target_pes, npes);
+}
+
+USHMEMI_API void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+    pe_quiet("shmem_ctx_pe_quiet", ctx, target_pes, npes);
 }

@@ -49,55 +49,106 @@ static void put_signal(const char *call, void *dest, const void *source, size_t 
                        USHMEMI_AMO_UINT64, &signal, NULL, NULL);
 }
 
-#define DEFINE_SIGNAL(NAME, T)                                                                \
-    USHMEMI_API void shmem_##NAME##_put_signal(T *dest, const T *source, size_t nelems,      \
-                                               uint64_t *sig_addr, uint64_t signal,           \
-                                               int sig_op, int pe)                            \
+/* Each routine beside its context form (PE numbered in the context's team). */
+#define SIGNAL_PE(CALL, CTX) ushmemi_ctx_pe(CALL, CTX, pe)
+#define DEFINE_SIGNAL_CTX(NAME, T, CTX, CTXP, PREFIX)                                         \
+    USHMEMI_API void PREFIX##NAME##_put_signal(CTXP() T *dest, const T *source,               \
+                                               size_t nelems, uint64_t *sig_addr,             \
+                                               uint64_t signal, int sig_op, int pe)           \
     {                                                                                         \
-        put_signal("shmem_" #NAME "_put_signal", dest, source, nelems, sizeof(T), sig_addr,   \
-                   signal, sig_op, pe, false);                                                \
+        static const char call[] = #PREFIX #NAME "_put_signal";                               \
+        put_signal(call, dest, source, nelems, sizeof(T), sig_addr, signal, sig_op,           \
+                   SIGNAL_PE(call, CTX), false);                                              \
     }                                                                                         \
-    USHMEMI_API void shmem_##NAME##_put_signal_nbi(T *dest, const T *source, size_t nelems,  \
-                                                   uint64_t *sig_addr, uint64_t signal,       \
-                                                   int sig_op, int pe)                        \
+    USHMEMI_API void PREFIX##NAME##_put_signal_nbi(CTXP() T *dest, const T *source,           \
+                                                   size_t nelems, uint64_t *sig_addr,         \
+                                                   uint64_t signal, int sig_op, int pe)       \
     {                                                                                         \
-        put_signal("shmem_" #NAME "_put_signal_nbi", dest, source, nelems, sizeof(T),         \
-                   sig_addr, signal, sig_op, pe, true);                                       \
+        static const char call[] = #PREFIX #NAME "_put_signal_nbi";                           \
+        put_signal(call, dest, source, nelems, sizeof(T), sig_addr, signal, sig_op,           \
+                   SIGNAL_PE(call, CTX), true);                                               \
     }
+#define DEFINE_SIGNAL(NAME, T)                                                                \
+    DEFINE_SIGNAL_CTX(NAME, T, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)                            \
+    DEFINE_SIGNAL_CTX(NAME, T, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_RMA_TYPES(DEFINE_SIGNAL)
 #undef DEFINE_SIGNAL
+#undef DEFINE_SIGNAL_CTX
 
-#define DEFINE_SIGNAL_SIZED(BITS, BYTES)                                                      \
-    USHMEMI_API void shmem_put##BITS##_signal(void *dest, const void *source, size_t nelems, \
-                                              uint64_t *sig_addr, uint64_t signal,            \
-                                              int sig_op, int pe)                             \
+#define DEFINE_SIGNAL_SIZED_CTX(BITS, BYTES, CTX, CTXP, PREFIX)                               \
+    USHMEMI_API void PREFIX##put##BITS##_signal(CTXP() void *dest, const void *source,        \
+                                                size_t nelems, uint64_t *sig_addr,            \
+                                                uint64_t signal, int sig_op, int pe)          \
     {                                                                                         \
-        put_signal("shmem_put" #BITS "_signal", dest, source, nelems, BYTES, sig_addr,        \
-                   signal, sig_op, pe, false);                                                \
+        static const char call[] = #PREFIX "put" #BITS "_signal";                             \
+        put_signal(call, dest, source, nelems, BYTES, sig_addr, signal, sig_op,               \
+                   SIGNAL_PE(call, CTX), false);                                              \
     }                                                                                         \
-    USHMEMI_API void shmem_put##BITS##_signal_nbi(void *dest, const void *source,            \
-                                                  size_t nelems, uint64_t *sig_addr,          \
-                                                  uint64_t signal, int sig_op, int pe)        \
+    USHMEMI_API void PREFIX##put##BITS##_signal_nbi(CTXP() void *dest, const void *source,    \
+                                                    size_t nelems, uint64_t *sig_addr,        \
+                                                    uint64_t signal, int sig_op, int pe)      \
     {                                                                                         \
-        put_signal("shmem_put" #BITS "_signal_nbi", dest, source, nelems, BYTES, sig_addr,    \
-                   signal, sig_op, pe, true);                                                 \
+        static const char call[] = #PREFIX "put" #BITS "_signal_nbi";                         \
+        put_signal(call, dest, source, nelems, BYTES, sig_addr, signal, sig_op,               \
+                   SIGNAL_PE(call, CTX), true);                                               \
     }
+#define DEFINE_SIGNAL_SIZED(BITS, BYTES)                                                      \
+    DEFINE_SIGNAL_SIZED_CTX(BITS, BYTES, ctx, USHMEMI_CTX_PARAM, shmem_ctx_)                  \
+    DEFINE_SIGNAL_SIZED_CTX(BITS, BYTES, &ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
 USHMEMI_SIZED_TYPES(DEFINE_SIGNAL_SIZED)
 #undef DEFINE_SIGNAL_SIZED
+#undef DEFINE_SIGNAL_SIZED_CTX
 
-USHMEMI_API void shmem_putmem_signal(void *dest, const void *source, size_t nelems,
-                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+#define DEFINE_SIGNAL_MEM_CTX(CTX, CTXP, PREFIX)                                              \
+    USHMEMI_API void PREFIX##putmem_signal(CTXP() void *dest, const void *source,             \
+                                           size_t nelems, uint64_t *sig_addr,                 \
+                                           uint64_t signal, int sig_op, int pe)               \
+    {                                                                                         \
+        static const char call[] = #PREFIX "putmem_signal";                                   \
+        put_signal(call, dest, source, nelems, 1, sig_addr, signal, sig_op,                   \
+                   SIGNAL_PE(call, CTX), false);                                              \
+    }                                                                                         \
+    USHMEMI_API void PREFIX##putmem_signal_nbi(CTXP() void *dest, const void *source,         \
+                                               size_t nelems, uint64_t *sig_addr,             \
+                                               uint64_t signal, int sig_op, int pe)           \
+    {                                                                                         \
+        static const char call[] = #PREFIX "putmem_signal_nbi";                               \
+        put_signal(call, dest, source, nelems, 1, sig_addr, signal, sig_op,                   \
+                   SIGNAL_PE(call, CTX), true);                                               \
+    }
+DEFINE_SIGNAL_MEM_CTX(ctx, USHMEMI_CTX_PARAM, shmem_ctx_)
+DEFINE_SIGNAL_MEM_CTX(&ushmemi_ctx_default, USHMEMI_NO_PARAM, shmem_)
+#undef DEFINE_SIGNAL_MEM_CTX
+
+/* OpenSHMEM 1.6: the signal alone, as an atomic on the SIGNAL road. The
+ * parentheses keep shmem.h's macros of the same names from expanding. */
+static void signal_only(const char *call, shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal,
+                        int sig_op, int pe)
 {
-    put_signal("shmem_putmem_signal", dest, source, nelems, 1, sig_addr, signal, sig_op, pe,
+    put_signal(call, NULL, NULL, 0, 1, sig_addr, signal, sig_op, ushmemi_ctx_pe(call, ctx, pe),
                false);
 }
 
-USHMEMI_API void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems,
-                                         uint64_t *sig_addr, uint64_t signal, int sig_op,
-                                         int pe)
+USHMEMI_API void(shmem_signal_add)(uint64_t *sig_addr, uint64_t signal, int pe)
 {
-    put_signal("shmem_putmem_signal_nbi", dest, source, nelems, 1, sig_addr, signal, sig_op,
-               pe, true);
+    signal_only("shmem_signal_add", SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
+}
+
+USHMEMI_API void(shmem_signal_set)(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    signal_only("shmem_signal_set", SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe);
+}
+
+USHMEMI_API void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal,
+                                      int pe)
+{
+    signal_only("shmem_ctx_signal_add", ctx, sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
+}
+
+USHMEMI_API void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal,
+                                      int pe)
+{
+    signal_only("shmem_ctx_signal_set", ctx, sig_addr, signal, SHMEM_SIGNAL_SET, pe);
 }
 
 USHMEMI_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr)

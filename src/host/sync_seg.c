@@ -20,8 +20,8 @@ static struct {
     bool usable;                /* every PE's segment is mapped */
 } seg;
 
-#define SEG_SIZE ((size_t)4096)
-_Static_assert(sizeof(struct ushmemi_sync_seg) <= SEG_SIZE, "the sync segment fits in a page");
+#define SEG_SIZE ((size_t)3 * 4096)
+_Static_assert(sizeof(struct ushmemi_sync_seg) <= SEG_SIZE, "the sync segment fits in its pages");
 
 ushmem_status_t ushmemi_sync_seg_open(const struct ushmemi_oob *oob,
                                       const struct ushmemi_ipc_config *config)

@@ -13,6 +13,9 @@ struct ushmemi_sync_seg {
     /* barrier_flags[k] counts round-k signals of world barriers, as the
      * heap's counters of the same name do (barrier.c). */
     _Atomic uint64_t barrier_flags[64];
+    /* set_flags[s] counts set-barrier signals from world PE s, as the
+     * collective scratch's counters do (barrier.c). */
+    _Atomic uint64_t set_flags[1024];
 };
 
 /* Collective over the job (uses ushmemi_ipc_connect): allocates and shares

@@ -250,14 +250,14 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
         return wait_some(&w, indices);                                                        \
     }                                                                                         \
     USHMEMI_API void shmem_##NAME##_wait_until_all_vector(                                   \
-        T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)                   \
+        T *ivars, size_t nelems, const int *status, int cmp, const T *cmp_values)                   \
     {                                                                                         \
         struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_all_vector", ivars,        \
                                        nelems, status, cmp, cmp_values, 1);                   \
         wait_all(&w);                                                                         \
     }                                                                                         \
     USHMEMI_API size_t shmem_##NAME##_wait_until_any_vector(                                 \
-        T *ivars, size_t nelems, const int *status, int cmp, T *cmp_values)                   \
+        T *ivars, size_t nelems, const int *status, int cmp, const T *cmp_values)                   \
     {                                                                                         \
         struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_any_vector", ivars,        \
                                        nelems, status, cmp, cmp_values, 1);                   \
@@ -265,7 +265,7 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
     }                                                                                         \
     USHMEMI_API size_t shmem_##NAME##_wait_until_some_vector(                                \
         T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,                 \
-        T *cmp_values)                                                                        \
+        const T *cmp_values)                                                                        \
     {                                                                                         \
         struct wait_set w = NAME##_set("shmem_" #NAME "_wait_until_some_vector", ivars,       \
                                        nelems, status, cmp, cmp_values, 1);                   \
@@ -294,7 +294,7 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
     }                                                                                         \
     USHMEMI_API int shmem_##NAME##_test_all_vector(T *ivars, size_t nelems,                  \
                                                    const int *status, int cmp,                \
-                                                   T *cmp_values)                             \
+                                                   const T *cmp_values)                             \
     {                                                                                         \
         struct wait_set w = NAME##_set("shmem_" #NAME "_test_all_vector", ivars, nelems,      \
                                        status, cmp, cmp_values, 1);                           \
@@ -302,7 +302,7 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
     }                                                                                         \
     USHMEMI_API size_t shmem_##NAME##_test_any_vector(T *ivars, size_t nelems,               \
                                                       const int *status, int cmp,             \
-                                                      T *cmp_values)                          \
+                                                      const T *cmp_values)                          \
     {                                                                                         \
         struct wait_set w = NAME##_set("shmem_" #NAME "_test_any_vector", ivars, nelems,      \
                                        status, cmp, cmp_values, 1);                           \
@@ -310,7 +310,7 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
     }                                                                                         \
     USHMEMI_API size_t shmem_##NAME##_test_some_vector(                                      \
         T *ivars, size_t nelems, size_t *indices, const int *status, int cmp,                 \
-        T *cmp_values)                                                                        \
+        const T *cmp_values)                                                                        \
     {                                                                                         \
         struct wait_set w = NAME##_set("shmem_" #NAME "_test_some_vector", ivars, nelems,     \
                                        status, cmp, cmp_values, 1);                           \
@@ -318,7 +318,7 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
     }
 
 USHMEMI_SYNC_TYPES(DEFINE_SYNC)
-USHMEMI_SYNC_OLD_TYPES(DEFINE_COMPARE)
+USHMEMI_SYNC_OLD_TYPES(DEFINE_SYNC)
 #undef DEFINE_SYNC
 #undef DEFINE_COMPARE
 

@@ -17,9 +17,33 @@ int main(int argc, char **argv)
     int me = shmem_my_pe(), npes = shmem_n_pes();
     long *x = shmem_malloc(64);
     long private_buf[8] = {0};
+    /* A team of the last two PEs (of the one PE when alone), a context on
+     * it, and a context and a team already destroyed. */
+    shmem_team_t pair = SHMEM_TEAM_INVALID, gone = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, npes > 1 ? npes - 2 : 0, 1, npes > 1 ? 2 : 1, NULL,
+                             0, &pair);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &gone);
+    shmem_team_destroy(gone);
+    shmem_ctx_t on_pair = SHMEM_CTX_INVALID, dead = SHMEM_CTX_INVALID;
+    if (pair != SHMEM_TEAM_INVALID)
+        shmem_team_create_ctx(pair, 0, &on_pair);
+    shmem_ctx_create(0, &dead);
+    shmem_ctx_destroy(dead);
     shmem_barrier_all();
     if (me == npes - 1) {
-        if (strcmp(what, "pe-range") == 0)
+        if (strcmp(what, "ctx-pe-range") == 0)
+            shmem_ctx_putmem(on_pair, x, private_buf, 8, 2);
+        else if (strcmp(what, "ctx-destroyed") == 0)
+            shmem_ctx_long_atomic_add(dead, x, 1, 0);
+        else if (strcmp(what, "ctx-invalid") == 0)
+            shmem_ctx_quiet(SHMEM_CTX_INVALID);
+        else if (strcmp(what, "team-destroyed") == 0)
+            shmem_team_sync(gone);
+        else if (strcmp(what, "team-destroy-world") == 0)
+            shmem_team_destroy(SHMEM_TEAM_WORLD);
+        else if (strcmp(what, "ibput-stride") == 0)
+            shmem_long_ibput(x, private_buf, 1, 2, 2, 2, 0);
+        else if (strcmp(what, "pe-range") == 0)
             shmem_putmem(x, private_buf, 8, npes);
         else if (strcmp(what, "pe-negative") == 0)
             shmem_getmem(private_buf, x, 8, -1);
@@ -44,6 +68,10 @@ int main(int argc, char **argv)
         shmem_putmem(x, private_buf, 8, 0);
         return 0;
     }
+    if (on_pair != SHMEM_CTX_INVALID)
+        shmem_ctx_destroy(on_pair);
+    if (pair != SHMEM_TEAM_INVALID)
+        shmem_team_destroy(pair);
     shmem_free(x);
     shmem_finalize();
     /* A case that reached here did not fail. */

@@ -46,7 +46,7 @@ int main(void)
     char name[SHMEM_MAX_NAME_LEN];
     shmem_info_get_version(&major, &minor);
     shmem_info_get_name(name);
-    MPE_CHECK(major == 1 && minor == 5, "version %d.%d", major, minor);
+    MPE_CHECK(major == 1 && minor == 6, "version %d.%d", major, minor);
     MPE_CHECK(strcmp(name, "ushmem") == 0, "name %s", name);
 
     /* Every PE's rank reaches PE 0 exactly once: a job silently split into
