@@ -8,7 +8,8 @@
 # the GPU benchmarks beside NVSHMEM and NCCL, scripts/gpu_bench.sh (part
 # "bench"); then a summary table.
 #
-# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,bench] scripts/gpu_run.sh [LOG_DIR]
+# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,bench] [CUDA_TESTS="name ..."]
+#        scripts/gpu_run.sh [LOG_DIR]
 #        (LOG_DIR defaults to $BUILD_DIR/logs)
 #
 # The machine needs gcc, meson, ninja, pkg-config, PMIx with headers and the
@@ -245,8 +246,10 @@ fi # host
 if want device; then
     section "device API in CUDA kernels (test/unit/cuda)"
     if [ $have_check = 1 ] && [ -x "$build/test/unit/cuda/cu_device_api" ]; then
-        say "\$ meson test -C $build --suite cuda --no-rebuild > cuda_tests.txt"
-        timeout "${CUDA_TESTS_TIMEOUT:-300}" $meson test -C "$build" --suite cuda \
+        # CUDA_TESTS: names of the tests to run instead of the whole suite.
+        say "\$ meson test -C $build ${CUDA_TESTS:---suite cuda} --no-rebuild > cuda_tests.txt"
+        # shellcheck disable=SC2086
+        timeout "${CUDA_TESTS_TIMEOUT:-300}" $meson test -C "$build" ${CUDA_TESTS:---suite cuda} \
             --print-errorlogs --no-rebuild >"$logs/cuda_tests.txt" 2>&1
         tee -a "$log" <"$logs/cuda_tests.txt" | grep -E '^ *[0-9]+/[0-9]+ ' | tee -a "$log"
         while read -r line; do

@@ -302,6 +302,16 @@ static void prefer_hash_store(void)
     setenv("PMIX_MCA_gds", "hash", 0);
 }
 
+/* CUDA loads a program's kernels lazily by default, and loading one may wait
+ * for the GPU to go idle: a kernel spinning on a device call that the proxy
+ * thread carries (a copy or the proxy's atomic kernel) would then never let
+ * the next kernel load, nor the proxy's work run. Eager loading, as NVSHMEM
+ * also asks for, avoids that; a setting the user made is kept. */
+static void prefer_eager_cuda_loading(void)
+{
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+}
+
 /* ---- hand-off to an existing engine ---- */
 
 static _Noreturn void exec_engine(const struct options *o)
@@ -319,6 +329,7 @@ static _Noreturn void exec_engine(const struct options *o)
     snprintf(npes, sizeof(npes), "%d", o->npes);
     int k = 0;
     av[k++] = o->launcher;
+    prefer_eager_cuda_loading();
     if (strcmp(o->launcher, "srun") == 0) {
         /* The PEs reach Slurm's PMIx plugin; srun limits time in minutes
          * and exports the whole environment by default, so -x is dropped. */
@@ -634,6 +645,7 @@ static int server_start(struct job *job)
         return -1;
     }
     prefer_hash_store();
+    prefer_eager_cuda_loading();
     pmix_info_t info[3];
     bool no = false;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);

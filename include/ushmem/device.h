@@ -283,6 +283,21 @@ USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t 
         ushmemi_dev_copy_words<char>(d, s, n, rank, size);
 }
 
+/* A GPU thread's registers, local and shared memory are out of the proxy
+ * thread's reach: through the proxy, values of p, g and fetching atomics,
+ * and puts from or gets into such memory, travel in the ring itself
+ * (ring.h, FLAG_INLINE and FLAG_RESULT), 8 bytes per request. */
+#define USHMEMI_DEV_RESULTS_IN_RING 1
+USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
+{
+#if defined(__CUDA_ARCH__)
+    return __isGlobal(p);
+#else
+    (void)p;
+    return 1;
+#endif
+}
+
 #elif defined(SYCL_LANGUAGE_VERSION)
 /* SYCL: sycl::atomic_ref<..., sycl::memory_scope::system> for the atomics, a
  * device global for the state, and a zeroed producer per submission as in
@@ -408,6 +423,17 @@ USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t 
     (void)size;
     memcpy(dst, src, n);
 }
+/* The proxy thread reaches a host thread's memory. A test may define
+ * USHMEMI_DEV_RESULTS_IN_RING to 1 to send values through the ring as CUDA
+ * code does. */
+#ifndef USHMEMI_DEV_RESULTS_IN_RING
+#define USHMEMI_DEV_RESULTS_IN_RING 0
+#endif
+USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
+{
+    (void)p;
+    return !USHMEMI_DEV_RESULTS_IN_RING;
+}
 #endif
 /* ---- End of the compiler-specific helpers. ---- */
 
@@ -472,6 +498,42 @@ USHMEM_DEVICE_FN void *ushmemi_dev_peer_addr(const struct ushmem_device_state *s
     return (void *)(uintptr_t)(ushmemi_dev_peer_base(s, pe) + ushmemi_dev_offset(s, addr));
 }
 
+/* A put or get whose local buffer the proxy cannot reach, 8 bytes per
+ * request with the bytes in the ring. Gets wait for each piece (the bytes
+ * must land here); puts carry theirs, so only a blocking put waits, once,
+ * for its last piece (requests complete in ticket order). */
+USHMEM_DEVICE_FN void ushmemi_dev_submit_in_ring(const struct ushmem_device_state *s, unsigned op,
+                                                 int pe, const void *remote, char *local,
+                                                 uint64_t nbytes, int wait)
+{
+    int put = op == USHMEM_RING_OP_PUT || op == USHMEM_RING_OP_PUT_NBI;
+    struct ushmem_ring_request req;
+    struct ushmem_ring_producer scratch = {0, 0};
+    uint64_t ticket = 0;
+
+    for (uint64_t done = 0; done < nbytes; done += 8) {
+        uint64_t n = nbytes - done < 8 ? nbytes - done : 8, word = 0;
+        memset(&req, 0, sizeof(req));
+        req.op = (uint8_t)(put ? USHMEM_RING_OP_PUT : USHMEM_RING_OP_GET);
+        req.flags = (uint8_t)(put ? USHMEM_RING_FLAG_INLINE : USHMEM_RING_FLAG_RESULT);
+        req.pe = pe;
+        req.offset = ushmemi_dev_offset(s, remote) + done;
+        req.value = n;
+        if (put) {
+            memcpy(&word, local + done, (size_t)n);
+            req.local = word;
+        }
+        ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+        if (!put) {
+            ushmem_ring_wait(s->ring, ticket);
+            word = ushmem_ring_result_take(s->ring, ticket);
+            memcpy(local + done, &word, (size_t)n);
+        }
+    }
+    if (put && wait)
+        ushmem_ring_wait(s->ring, ticket);
+}
+
 /* Submits one request; waits for it when `wait` is set. */
 USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, unsigned op, int pe,
                                          const void *remote, uint64_t local, uint64_t value,
@@ -481,6 +543,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, un
     struct ushmem_ring_producer scratch = {0, 0};
     uint64_t ticket;
 
+    if (!ushmemi_dev_proxy_reaches((const void *)(uintptr_t)local)) {
+        ushmemi_dev_submit_in_ring(s, op, pe, remote, (char *)(uintptr_t)local, value, wait);
+        return;
+    }
     memset(&req, 0, sizeof(req));
     req.op = (uint8_t)op;
     req.pe = pe;
@@ -711,12 +777,18 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
     req.value = value;
     req.compare = compare;
     /* The proxy writes the old value of the result's type, 4 or 8 bytes, into
-     * this 8-byte local; it is read back with the same width. */
-    req.result = fetch ? (uint64_t)(uintptr_t)&result : 0;
+     * this 8-byte local, or into the ring's result cell where the proxy
+     * cannot reach the local; it is read back with the same width. */
+    if (fetch && USHMEMI_DEV_RESULTS_IN_RING)
+        req.flags = (uint8_t)USHMEM_RING_FLAG_RESULT;
+    else
+        req.result = fetch ? (uint64_t)(uintptr_t)&result : 0;
     ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
     if (!fetch)
         return 0;
     ushmem_ring_wait(s->ring, ticket);
+    if (USHMEMI_DEV_RESULTS_IN_RING)
+        result = ushmem_ring_result_take(s->ring, ticket);
     if (size == 4) {
         uint32_t old;
         memcpy(&old, &result, 4);

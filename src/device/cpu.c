@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "../common/log.h"
 #include "../common/vars.h"
 #include "node_id.h"
+
+#include <ushmem/detail/ring.h>
 
 enum region_kind { REGION_HEAP, REGION_HOST, REGION_IMPORT, REGION_STATIC };
 
@@ -436,6 +439,55 @@ static bool in_region(struct ushmemi_device *dev, const void *p)
     return false;
 }
 
+/* The device atomic: the heap is host memory underneath (also when it
+ * poses as device memory), so a C11 atomic on it, after the queued copies
+ * have landed as a copy engine would order them. */
+static ushmem_status_t cpu_sync(struct ushmemi_device *dev);
+
+static ushmem_status_t cpu_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                               uint64_t operand, uint64_t compare, uint64_t *old_p)
+{
+    ushmem_status_t status = cpu_sync(dev);
+    if (status != USHMEM_OK)
+        return status;
+    if ((size != 4 && size != 8) || ((uintptr_t)addr & (size - 1)) != 0 ||
+        op >= USHMEM_RING_AMO_OP_COUNT) {
+        ushmemi_error("cpu backend: atomic op %u of %zu bytes at %p refused", op, size, addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    uint64_t old;
+    if (size == 4) {
+        _Atomic uint32_t *a = addr;
+        uint32_t v = (uint32_t)operand, c = (uint32_t)compare;
+        switch (op) {
+        case USHMEM_RING_AMO_FETCH: old = atomic_load(a); break;
+        case USHMEM_RING_AMO_SET: atomic_store(a, v); old = 0; break;
+        case USHMEM_RING_AMO_SWAP: old = atomic_exchange(a, v); break;
+        case USHMEM_RING_AMO_CSWAP: atomic_compare_exchange_strong(a, &c, v); old = c; break;
+        case USHMEM_RING_AMO_ADD: old = atomic_fetch_add(a, v); break;
+        case USHMEM_RING_AMO_AND: old = atomic_fetch_and(a, v); break;
+        case USHMEM_RING_AMO_OR: old = atomic_fetch_or(a, v); break;
+        default: old = atomic_fetch_xor(a, v); break;
+        }
+    } else {
+        _Atomic uint64_t *a = addr;
+        uint64_t c = compare;
+        switch (op) {
+        case USHMEM_RING_AMO_FETCH: old = atomic_load(a); break;
+        case USHMEM_RING_AMO_SET: atomic_store(a, operand); old = 0; break;
+        case USHMEM_RING_AMO_SWAP: old = atomic_exchange(a, operand); break;
+        case USHMEM_RING_AMO_CSWAP: atomic_compare_exchange_strong(a, &c, operand); old = c; break;
+        case USHMEM_RING_AMO_ADD: old = atomic_fetch_add(a, operand); break;
+        case USHMEM_RING_AMO_AND: old = atomic_fetch_and(a, operand); break;
+        case USHMEM_RING_AMO_OR: old = atomic_fetch_or(a, operand); break;
+        default: old = atomic_fetch_xor(a, operand); break;
+        }
+    }
+    if (old_p != NULL)
+        *old_p = old;
+    return USHMEM_OK;
+}
+
 /* A plain memcpy, except while the heap poses as device memory: then the
  * copy behaves like a copy engine's, landing only at the next sync (or
  * memset, which the engine would run after it), so that a path that reads
@@ -669,6 +721,7 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .copy = cpu_copy,
     .memset = cpu_memset,
     .sync = cpu_sync,
+    .amo = cpu_amo,
     .stream_copy = cpu_stream_copy,
     .stream_write64 = cpu_stream_write64,
     .stream_wait64 = cpu_stream_wait64,

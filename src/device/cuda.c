@@ -397,6 +397,7 @@ static void cuda_close(struct ushmemi_device *dev)
         ushmemi_cuda_release_region(&dev->regions[i]);
     }
     free(dev->regions);
+    ushmemi_cuda_amo_close(dev);
     CUresult r = ushmemi_cu.cuStreamDestroy(dev->stream);
     if (r != CUDA_SUCCESS)
         ushmemi_cuda_fail("cuStreamDestroy_v2", r, "stream of device %d", dev->ordinal);
@@ -449,6 +450,7 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .copy = ushmemi_cuda_copy,
     .memset = ushmemi_cuda_memset,
     .sync = ushmemi_cuda_sync,
+    .amo = ushmemi_cuda_amo,
     .stream_copy = ushmemi_cuda_stream_copy,
     .stream_write64 = ushmemi_cuda_stream_write64,
     .stream_wait64 = ushmemi_cuda_stream_wait64,

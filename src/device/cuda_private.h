@@ -56,7 +56,11 @@
     X(cuStreamWriteValue64)                                                            \
     X(cuStreamWaitValue64)                                                             \
     X(cuMemsetD8Async)                                                                 \
-    X(cuPointerGetAttribute)
+    X(cuPointerGetAttribute)                                                           \
+    X(cuModuleLoadData)                                                                \
+    X(cuModuleGetFunction)                                                             \
+    X(cuModuleUnload)                                                                  \
+    X(cuLaunchKernel)
 
 #define USHMEMI_CU_FIELD(name) __typeof__(name) *name;
 struct ushmemi_cu_api {
@@ -96,6 +100,10 @@ struct ushmemi_device {
     struct cuda_region *regions;
     size_t nregions, cap;
     struct cuda_nvml *nvml; /* NULL until the first probe of another device */
+    /* The proxy's atomic kernel (cuda_amo.c), loaded by its first atomic. */
+    CUmodule amo_module;
+    CUfunction amo_fn;
+    uint64_t *amo_old; /* host-pinned: where the kernel leaves the old value */
     bool nvml_tried;
 };
 
@@ -133,6 +141,10 @@ ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr,
 ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
                                   size_t len);
 ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len);
+ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                 uint64_t operand, uint64_t compare, uint64_t *old_p);
+/* Releases what the atomic kernel holds (cuda_close). */
+void ushmemi_cuda_amo_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);

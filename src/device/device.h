@@ -122,6 +122,14 @@ struct ushmemi_device_ops {
     ushmem_status_t (*copy)(struct ushmemi_device *dev, void *dst, const void *src, size_t len);
     ushmem_status_t (*memset)(struct ushmemi_device *dev, void *dst, int value, size_t len);
     ushmem_status_t (*sync)(struct ushmemi_device *dev);
+    /* One atomic on a 4- or 8-byte aligned word of device memory at addr
+     * (this device's heap or a peer's as mapped here), after the copies
+     * queued before it, without the CPU touching the word: op is numbered
+     * as the ring's enum ushmem_ring_amo_op, operands and the old value
+     * travel as bits (a 4-byte word in the low half). Blocking; old_p may
+     * be NULL. Only the proxy thread calls it. */
+    ushmem_status_t (*amo)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                           uint64_t operand, uint64_t compare, uint64_t *old_p);
 
     /* Work queued on a stream of the program's (a CUstream on cuda), in
      * that stream's order: a copy on a copy engine; a write of a 64-bit

@@ -27,6 +27,7 @@ static struct {
      * same size, so the heap stays symmetric. */
     struct ushmem_device_peer *peers;
     struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
+    struct ushmemi_transport *ipc_ce; /* the same over the copy engine (device heaps) */
 } dev_api;
 
 /* Modules of device code with their own copy of the state, registered by
@@ -176,7 +177,7 @@ _Static_assert(USHMEM_DEVICE_CLASS_RMA == (int)USHMEMI_CLASS_RMA &&
                "device classes match the route table's");
 
 /* Makes the ipc transport over every mapped heap. */
-static ushmem_status_t create_ipc(void)
+static ushmem_status_t create_ipc_into(struct ushmemi_transport **t_p)
 {
     void **bases = calloc((size_t)ushmemi_g.n_pes, sizeof(*bases));
     ushmem_status_t status;
@@ -188,9 +189,26 @@ static ushmem_status_t create_ipc(void)
     }
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++)
         bases[pe] = ushmemi_g.peers[pe].base;
-    status = ushmemi_ipc_transport_create(bases, ushmemi_g.n_pes, ushmemi_g.heap_size,
-                                          &dev_api.ipc);
+    status = ushmemi_ipc_transport_create(bases, ushmemi_g.n_pes, ushmemi_g.heap_size, t_p);
     free(bases);
+    return status;
+}
+
+static ushmem_status_t create_ipc(void) { return create_ipc_into(&dev_api.ipc); }
+
+static ushmem_status_t create_ipc_ce(void)
+{
+    ushmem_status_t status = create_ipc_into(&dev_api.ipc_ce);
+    if (status == USHMEM_OK)
+        status = ushmemi_ipc_transport_set_device(dev_api.ipc_ce, ushmemi_g.dev_ops,
+                                                  ushmemi_g.dev);
+    /* One device atomic now, before any kernel of the program runs: a
+     * driver that loads kernels lazily may wait for the device to go idle
+     * to load the proxy's, which a kernel spinning on that very atomic
+     * would never let happen. */
+    if (status == USHMEM_OK)
+        status = ushmemi_g.dev_ops->amo(ushmemi_g.dev, ushmemi_g.reserved->stream_flags,
+                                        USHMEM_RING_AMO_FETCH, sizeof(uint64_t), 0, 0, NULL);
     return status;
 }
 
@@ -232,6 +250,18 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
             }
             pp[pe].ops = &ushmemi_transport_ipc_ops;
             pp[pe].transport = dev_api.ipc;
+        } else if (peer->base != NULL && ushmemi_g.dev_ops->amo != NULL) {
+            /* A mapped heap in device memory: the copy engine moves the
+             * data and the device runs the atomics; the CPU touches
+             * neither. */
+            if (dev_api.ipc_ce == NULL) {
+                status = create_ipc_ce();
+                if (status != USHMEM_OK)
+                    return status;
+            }
+            pp[pe].ops = &ushmemi_transport_ipc_ce_ops;
+            pp[pe].transport = dev_api.ipc_ce;
+            pp[pe].device_memory = USHMEMI_PROXY_DEVMEM_PASS;
         } else if (proxied) {
             ushmemi_error("shmem_init: device API: PE %d would send requests for PE %d through "
                           "the proxy thread, which can reach it neither over the fabric (%s) nor "
@@ -357,6 +387,8 @@ stop_proxy:
 free_ipc:
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
+    ushmemi_ipc_transport_destroy(dev_api.ipc_ce);
+    dev_api.ipc_ce = NULL;
 free_table:
     if (dev_api.peers != NULL)
         ushmemi_heap_free(dev_api.peers);
@@ -373,6 +405,8 @@ void ushmemi_device_api_fini(void)
     ushmemi_g.proxy = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
+    ushmemi_ipc_transport_destroy(dev_api.ipc_ce);
+    dev_api.ipc_ce = NULL;
     /* Modules keep their copy: device code must not run after finalize. */
     pthread_mutex_lock(&modules.lock);
     modules.filled = false;

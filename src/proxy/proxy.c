@@ -234,6 +234,22 @@ static void amo_decode(uint64_t bits, size_t size, union amo_value *v_p)
     }
 }
 
+static void publish(struct ushmemi_proxy *p);
+
+/* FLAG_RESULT: hands the value to the producer through the ticket's result
+ * cell, once the cell's previous reader has acknowledged its value. That
+ * reader waits only for its own ticket, taken earlier, so completing what
+ * was taken lets it go on. */
+static void put_result(struct ushmemi_proxy *p, uint64_t ticket, uint64_t value)
+{
+    unsigned spins = 0;
+    while (!ushmemi_ring_result_free(p->ring, ticket)) {
+        publish(p);
+        ushmem_ring_backoff(&spins);
+    }
+    ushmemi_ring_put_result(p->ring, ticket, value);
+}
+
 static ushmem_status_t run_amo(struct ushmemi_proxy *p, const struct transport_ref *tr,
                                const struct ushmem_ring_request *req, uint64_t ticket)
 {
@@ -248,7 +264,10 @@ static ushmem_status_t run_amo(struct ushmemi_proxy *p, const struct transport_r
              ")", req->pe, req->amo_op, req->amo_type, req->offset);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    if (req->result != 0) {
+    uint64_t cell_value = 0; /* FLAG_RESULT: the old value, for the result cell */
+    if (req->flags & USHMEM_RING_FLAG_RESULT) {
+        result = &cell_value;
+    } else if (req->result != 0) {
         if (!local_ok(p, req, ticket, "result", req->result))
             return USHMEM_ERR_INVALID_PARAM;
         result = (void *)(uintptr_t)req->result;
@@ -263,6 +282,30 @@ static ushmem_status_t run_amo(struct ushmemi_proxy *p, const struct transport_r
              "%s to PE %d failed: remote offset 0x%" PRIx64 ", result address 0x%" PRIx64 ": %s",
              op_name(req, name, sizeof(name)), req->pe, req->offset, req->result,
              ushmemi_status_string(status));
+    if (req->flags & USHMEM_RING_FLAG_RESULT)
+        put_result(p, ticket, cell_value); /* even after a failure: the reader must not hang */
+    return status;
+}
+
+/* Puts and gets of up to 8 bytes whose value travels in the ring
+ * (FLAG_INLINE, FLAG_RESULT): blocking, through a host word of the proxy. */
+static ushmem_status_t small_rma(struct ushmemi_proxy *p, const struct transport_ref *tr,
+                                 const struct ushmem_ring_request *req, uint64_t ticket, bool put)
+{
+    char name[48];
+    if (req->value > sizeof(uint64_t)) {
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "%s to PE %d refused: %" PRIu64 " bytes do not fit in the ring (8 at most)",
+             op_name(req, name, sizeof(name)), req->pe, req->value);
+        if (!put)
+            put_result(p, ticket, 0);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    uint64_t word = put ? req->local : 0;
+    ushmem_status_t status = put ? tr->ops->put(tr->t, req->pe, req->offset, &word, req->value)
+                                 : tr->ops->get(tr->t, req->pe, &word, req->offset, req->value);
+    if (!put)
+        put_result(p, ticket, word);
     return status;
 }
 
@@ -307,7 +350,14 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
     tr = &p->transports[p->pe_transport[req->pe]];
 
     bool device = false;
-    switch (req->op) {
+    bool in_ring = (req->op == USHMEM_RING_OP_PUT || req->op == USHMEM_RING_OP_PUT_NBI)
+                       ? (req->flags & USHMEM_RING_FLAG_INLINE) != 0
+                       : (req->flags & USHMEM_RING_FLAG_RESULT) != 0;
+    switch (in_ring && req->op != USHMEM_RING_OP_AMO ? USHMEM_RING_OP_COUNT : req->op) {
+    case USHMEM_RING_OP_COUNT: /* the value travels in the ring */
+        status = small_rma(p, tr, req, ticket,
+                           req->op == USHMEM_RING_OP_PUT || req->op == USHMEM_RING_OP_PUT_NBI);
+        break;
     case USHMEM_RING_OP_PUT:
     case USHMEM_RING_OP_PUT_NBI:
         if (!local_check(p, req, ticket, "source", req->local, &device))

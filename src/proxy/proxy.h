@@ -38,6 +38,11 @@ uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring);
 bool ushmemi_ring_drained(struct ushmemi_ring *ring);
 /* Marks every ticket below `upto` done, for producers waiting on it. */
 void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto);
+/* FLAG_RESULT (ring.h): true when the result cell of ticket may be written,
+ * that is when its previous result, if any, was acknowledged by its reader;
+ * put_result then writes the value and its tag. */
+bool ushmemi_ring_result_free(struct ushmemi_ring *ring, uint64_t ticket);
+void ushmemi_ring_put_result(struct ushmemi_ring *ring, uint64_t ticket, uint64_t value);
 /* Counts one failed request in the header. */
 void ushmemi_ring_count_error(struct ushmemi_ring *ring);
 

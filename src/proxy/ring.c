@@ -18,6 +18,8 @@ struct ushmemi_ring {
     size_t bytes;
     uint64_t head; /* consumer's copy of hdr->head: only it writes there */
     uint64_t mask;
+    struct ushmem_ring_result *cells;
+    uint64_t *cell_owner; /* per cell: ticket + 1 of the last result written, 0: none */
 };
 
 ushmem_status_t ushmemi_ring_create(const struct ushmemi_device_ops *dev_ops,
@@ -39,6 +41,13 @@ ushmem_status_t ushmemi_ring_create(const struct ushmemi_device_ops *dev_ops,
         return USHMEM_ERR_NO_MEMORY;
     }
     ring->bytes = USHMEM_RING_BYTES(capacity);
+    ring->cell_owner = calloc(capacity, sizeof(*ring->cell_owner));
+    if (ring->cell_owner == NULL) {
+        ushmemi_error("ushmemi_ring_create: cannot allocate the table of %u result cells",
+                      capacity);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto free_ring;
+    }
     status = dev_ops->host_alloc(dev, ring->bytes, &mem);
     if (status != USHMEM_OK) {
         ushmemi_error("ushmemi_ring_create: %s host_alloc of %zu bytes for %u slots failed: %s",
@@ -60,6 +69,9 @@ ushmem_status_t ushmemi_ring_create(const struct ushmemi_device_ops *dev_ops,
     ring->hdr->capacity = capacity;
     ring->hdr->slots_offset = sizeof(struct ushmem_ring_header);
     ring->slots = (struct ushmem_ring_request *)((char *)mem + ring->hdr->slots_offset);
+    ring->hdr->results_offset =
+        ring->hdr->slots_offset + (uint64_t)capacity * sizeof(struct ushmem_ring_request);
+    ring->cells = (struct ushmem_ring_result *)((char *)mem + ring->hdr->results_offset);
     ring->mask = capacity - 1;
     ring->dev_ops = dev_ops;
     ring->dev = dev;
@@ -69,6 +81,7 @@ ushmem_status_t ushmemi_ring_create(const struct ushmemi_device_ops *dev_ops,
 free_mem:
     dev_ops->host_free(dev, mem, ring->bytes);
 free_ring:
+    free(ring->cell_owner);
     free(ring);
     return status;
 }
@@ -78,6 +91,7 @@ void ushmemi_ring_destroy(struct ushmemi_ring *ring)
     if (ring == NULL)
         return;
     ring->dev_ops->host_free(ring->dev, ring->hdr, ring->bytes);
+    free(ring->cell_owner);
     free(ring);
 }
 
@@ -132,4 +146,18 @@ void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto)
 void ushmemi_ring_count_error(struct ushmemi_ring *ring)
 {
     ushmem_ring_fetch_add(&ring->hdr->errors, 1);
+}
+
+bool ushmemi_ring_result_free(struct ushmemi_ring *ring, uint64_t ticket)
+{
+    uint64_t owner = ring->cell_owner[ticket & ring->mask];
+    return owner == 0 || ushmem_ring_load_acquire(&ring->cells[ticket & ring->mask].ack) == owner;
+}
+
+void ushmemi_ring_put_result(struct ushmemi_ring *ring, uint64_t ticket, uint64_t value)
+{
+    struct ushmem_ring_result *cell = &ring->cells[ticket & ring->mask];
+    *(volatile uint64_t *)&cell->value = value;
+    ushmem_ring_store_release(&cell->tag, ticket + 1);
+    ring->cell_owner[ticket & ring->mask] = ticket + 1;
 }

@@ -16,10 +16,16 @@
 
 #include "../common/log.h"
 
+#include <ushmem/detail/ring.h>
+
 struct ushmemi_transport {
     int npes;
     char **base[USHMEMI_SEG_COUNT]; /* per segment: npes mapped bases, NULL: none */
     size_t size[USHMEMI_SEG_COUNT];
+    /* The copy-engine form (ushmemi_transport_ipc_ce_ops): the device that
+     * moves the data and runs the atomics; NULL for the CPU form. */
+    const struct ushmemi_device_ops *dev_ops;
+    struct ushmemi_device *dev;
 };
 
 static const char *const segment_names[USHMEMI_SEG_COUNT] = {"symmetric heap", "data segment"};
@@ -231,6 +237,127 @@ const struct ushmemi_transport_ops ushmemi_transport_ipc_ops = {
     .quiet = ipc_fence,
     .progress = ipc_progress,
 };
+
+/* ---- The copy-engine form: the same mapped heaps, in device memory the CPU
+ * must not touch. Data moves on the device's copy engine, and atomics run
+ * on the device (ushmemi_device_ops.amo); the non-blocking forms leave the
+ * copies queued until fence or quiet, which wait for the device. ---- */
+
+static ushmem_status_t ce_copy(struct ushmemi_transport *t, void *dst, const void *src,
+                               size_t len, bool wait)
+{
+    ushmem_status_t status = len > 0 ? t->dev_ops->copy(t->dev, dst, src, len) : USHMEM_OK;
+    if (status == USHMEM_OK && wait)
+        status = t->dev_ops->sync(t->dev);
+    return status;
+}
+
+static ushmem_status_t ce_put_common(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                                     const void *src, size_t len, bool wait)
+{
+    char *dst;
+    ushmem_status_t status = resolve(t, "put", pe, sym_offset, len, &dst);
+    return status == USHMEM_OK ? ce_copy(t, dst, src, len, wait) : status;
+}
+
+static ushmem_status_t ce_get_common(struct ushmemi_transport *t, int pe, void *dst,
+                                     uint64_t sym_offset, size_t len, bool wait)
+{
+    char *src;
+    ushmem_status_t status = resolve(t, "get", pe, sym_offset, len, &src);
+    return status == USHMEM_OK ? ce_copy(t, dst, src, len, wait) : status;
+}
+
+static ushmem_status_t ce_put(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                              const void *src, size_t len)
+{
+    return ce_put_common(t, pe, sym_offset, src, len, true);
+}
+
+static ushmem_status_t ce_get(struct ushmemi_transport *t, int pe, void *dst, uint64_t sym_offset,
+                              size_t len)
+{
+    return ce_get_common(t, pe, dst, sym_offset, len, true);
+}
+
+static ushmem_status_t ce_put_nbi(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                                  const void *src, size_t len)
+{
+    return ce_put_common(t, pe, sym_offset, src, len, false);
+}
+
+static ushmem_status_t ce_get_nbi(struct ushmemi_transport *t, int pe, void *dst,
+                                  uint64_t sym_offset, size_t len)
+{
+    return ce_get_common(t, pe, dst, sym_offset, len, false);
+}
+
+static ushmem_status_t ce_atomic(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                                 enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                                 const void *operand, const void *compare, void *result)
+{
+    size_t size = amo_size(type);
+    char *target;
+    ushmem_status_t status = resolve(t, "atomic", pe, sym_offset, size, &target);
+    if (status != USHMEM_OK)
+        return status;
+    /* The ring numbers the atomics as this transport does (checked below). */
+    uint64_t v = 0, cmp = 0, old = 0;
+    if (operand != NULL)
+        memcpy(&v, operand, size);
+    if (compare != NULL)
+        memcpy(&cmp, compare, size);
+    status = t->dev_ops->amo(t->dev, target, (unsigned)op, size, v, cmp, &old);
+    if (status == USHMEM_OK && result != NULL && op != USHMEMI_AMO_SET)
+        memcpy(result, &old, size);
+    return status;
+}
+
+_Static_assert((int)USHMEMI_AMO_FETCH == (int)USHMEM_RING_AMO_FETCH &&
+                   (int)USHMEMI_AMO_SET == (int)USHMEM_RING_AMO_SET &&
+                   (int)USHMEMI_AMO_SWAP == (int)USHMEM_RING_AMO_SWAP &&
+                   (int)USHMEMI_AMO_CSWAP == (int)USHMEM_RING_AMO_CSWAP &&
+                   (int)USHMEMI_AMO_ADD == (int)USHMEM_RING_AMO_ADD &&
+                   (int)USHMEMI_AMO_AND == (int)USHMEM_RING_AMO_AND &&
+                   (int)USHMEMI_AMO_OR == (int)USHMEM_RING_AMO_OR &&
+                   (int)USHMEMI_AMO_XOR == (int)USHMEM_RING_AMO_XOR,
+               "the transport and the ring number the atomics alike");
+
+static ushmem_status_t ce_quiet(struct ushmemi_transport *t)
+{
+    return t->dev_ops->sync(t->dev);
+}
+
+const struct ushmemi_transport_ops ushmemi_transport_ipc_ce_ops = {
+    .size = sizeof(struct ushmemi_transport_ops),
+    .name = "ipc-ce",
+    .init = ipc_init,
+    .fini = ipc_fini,
+    .can_atomic = ipc_can_atomic,
+    .put = ce_put,
+    .get = ce_get,
+    .put_nbi = ce_put_nbi,
+    .get_nbi = ce_get_nbi,
+    .atomic = ce_atomic,
+    .fence = ce_quiet, /* one stream: a wait orders everything before it */
+    .quiet = ce_quiet,
+    .progress = ipc_progress,
+};
+
+ushmem_status_t ushmemi_ipc_transport_set_device(struct ushmemi_transport *t,
+                                                 const struct ushmemi_device_ops *dev_ops,
+                                                 struct ushmemi_device *dev)
+{
+    if (dev_ops == NULL || dev_ops->copy == NULL || dev_ops->sync == NULL ||
+        dev_ops->amo == NULL) {
+        ushmemi_error("ipc transport: the %s backend has no copy engine or device atomic",
+                      dev_ops != NULL ? dev_ops->name : "(no)");
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    t->dev_ops = dev_ops;
+    t->dev = dev;
+    return USHMEM_OK;
+}
 
 /* Copies npes bases into a new array. */
 static ushmem_status_t copy_bases(void *const *bases, int npes, char ***copy_p)

@@ -27,4 +27,13 @@ ushmem_status_t ushmemi_ipc_transport_set_static(struct ushmemi_transport *t,
                                                  void *const *static_bases, size_t static_size);
 void ushmemi_ipc_transport_destroy(struct ushmemi_transport *t);
 
+/* The copy-engine form, for heaps in device memory: a transport made by
+ * ushmemi_ipc_transport_create and given its device here moves data with
+ * the device's copy engine and runs atomics on the device; use it through
+ * this table. */
+extern const struct ushmemi_transport_ops ushmemi_transport_ipc_ce_ops;
+ushmem_status_t ushmemi_ipc_transport_set_device(struct ushmemi_transport *t,
+                                                 const struct ushmemi_device_ops *dev_ops,
+                                                 struct ushmemi_device *dev);
+
 #endif

@@ -26,6 +26,16 @@
  *     to order outstanding non-blocking operations (a transport fence) before
  *     anything after the marker. Because the ring is one queue, a fence from
  *     one producer orders every earlier request, whoever issued it.
+ *   - Values that cannot live in the producer's memory, because the consumer
+ *     cannot reach it (a GPU thread's registers and local memory): a put of
+ *     up to 8 bytes may carry them in the request (FLAG_INLINE: the bytes
+ *     are in `local`); a get of up to 8 bytes or a fetching atomic may ask
+ *     for its bytes in the ring's result cell of its slot (FLAG_RESULT). The
+ *     consumer writes the cell's value and then tag = ticket + 1 (release)
+ *     before completing the ticket; the producer reads the value once the
+ *     ticket is done and stores ack = ticket + 1. The consumer writes a cell
+ *     again only after the previous result in it was acknowledged, so a
+ *     slow reader never loses its value to a later ticket of the same slot.
  *   - `errors` counts requests that failed; the proxy reports each one
  *     through its abort callback (which normally ends the job) and still
  *     counts it completed, so a producer never waits forever on it. */
@@ -36,7 +46,7 @@
 #include <stdint.h>
 
 /* Bumped on any change to the layout or the protocol above. */
-#define USHMEM_RING_VERSION 1
+#define USHMEM_RING_VERSION 2
 #define USHMEM_RING_CACHELINE 64
 #define USHMEM_RING_REQUEST_SIZE 64
 
@@ -44,6 +54,7 @@
  * ushmem_ring_word_t: a 64-bit word accessed atomically.
  * ushmem_ring_load_acquire / _store_release / _fetch_add: at system scope,
  *   because the other side is another agent (CPU thread or GPU).
+ * ushmem_ring_take_ticket: one ticket from tail (on CUDA, warp-aggregated).
  * ushmem_ring_pause: a short wait inside a poll loop.
  * ushmem_ring_yield: give the processor away (a host thread yields, a GPU
  *   thread sleeps briefly); used once polling has gone on for a while. */
@@ -52,6 +63,7 @@
  * thread_scope_system makes the release store of seq carry the equivalent of
  * __threadfence_system, ordering the slot's fields, written over PCIe or
  * NVLink into host-pinned memory, before seq. */
+#include <cooperative_groups.h>
 #include <cuda/atomic>
 #include <sched.h>
 typedef unsigned long long ushmem_ring_word_t;
@@ -70,6 +82,23 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_
 {
     return cuda::atomic_ref<ushmem_ring_word_t, cuda::thread_scope_system>(*p).fetch_add(
         v, cuda::memory_order_relaxed);
+}
+/* Tickets: the lanes of a warp that submit together take consecutive ones
+ * with a single atomic on tail, made by one of them (warp aggregation), so
+ * thousands of submitting threads cost the host-pinned word a few hundred
+ * round trips over the link instead of one each. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_take_ticket(ushmem_ring_word_t *tail)
+{
+#if defined(__CUDA_ARCH__)
+    cooperative_groups::coalesced_group g = cooperative_groups::coalesced_threads();
+    unsigned long long base = 0;
+    if (g.thread_rank() == 0)
+        base = ushmem_ring_fetch_add(tail, g.size());
+    base = g.shfl(base, 0);
+    return base + g.thread_rank();
+#else
+    return ushmem_ring_fetch_add(tail, 1);
+#endif
 }
 /* Both passes compile these; __CUDA_ARCH__ tells the device pass apart. */
 USHMEM_RING_INLINE void ushmem_ring_pause(void)
@@ -154,6 +183,12 @@ USHMEM_RING_INLINE void ushmem_ring_yield(void)
     sched_yield();
 }
 #endif
+#if !defined(__CUDACC__)
+USHMEM_RING_INLINE uint64_t ushmem_ring_take_ticket(ushmem_ring_word_t *tail)
+{
+    return ushmem_ring_fetch_add(tail, 1);
+}
+#endif
 /* ---- End of the compiler-specific helpers. ---- */
 
 enum ushmem_ring_op {
@@ -166,6 +201,10 @@ enum ushmem_ring_op {
     USHMEM_RING_OP_FENCE,    /* ordering marker, see the protocol above */
     USHMEM_RING_OP_COUNT,
 };
+
+/* Request flags. */
+#define USHMEM_RING_FLAG_INLINE 0x1u /* put: the value bytes are in `local` (up to 8) */
+#define USHMEM_RING_FLAG_RESULT 0x2u /* get (up to 8 bytes), fetching AMO: into the result cell */
 
 /* The ring's own numbering, so that device code needs no internal header;
  * the proxy translates to the transport's enums. */
@@ -198,7 +237,7 @@ struct ushmem_ring_request {
     uint8_t op;       /* enum ushmem_ring_op */
     uint8_t amo_op;   /* enum ushmem_ring_amo_op (AMO only) */
     uint8_t amo_type; /* enum ushmem_ring_amo_type (AMO only) */
-    uint8_t flags;    /* 0; reserved */
+    uint8_t flags;    /* USHMEM_RING_FLAG_* */
     int32_t pe;       /* target PE */
     uint64_t offset;  /* remote address: offset from the start of the peer's heap */
     uint64_t local;   /* local address: source of a put, destination of a get */
@@ -216,8 +255,9 @@ struct ushmem_ring_header {
     /* Line 0: written once at creation, read-only afterwards. */
     uint32_t version;  /* USHMEM_RING_VERSION */
     uint32_t capacity; /* slots, a power of two */
-    uint64_t slots_offset; /* bytes from the header to slot 0 */
-    uint8_t pad0[USHMEM_RING_CACHELINE - 16];
+    uint64_t slots_offset;   /* bytes from the header to slot 0 */
+    uint64_t results_offset; /* bytes from the header to result cell 0 */
+    uint8_t pad0[USHMEM_RING_CACHELINE - 24];
     /* Line 1: producers' ticket counter. */
     ushmem_ring_word_t tail;
     uint8_t pad1[USHMEM_RING_CACHELINE - sizeof(ushmem_ring_word_t)];
@@ -251,10 +291,21 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_ring_header, errors) == 4 * USH
 USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_ring_header) == 5 * USHMEM_RING_CACHELINE,
                           "slots start on a cache line");
 
-/* Bytes of a ring with `capacity` slots, header included. */
+/* One result cell per slot (FLAG_RESULT): written by the consumer (value,
+ * then tag), acknowledged by the producer (ack). */
+struct ushmem_ring_result {
+    ushmem_ring_word_t tag; /* ticket + 1 of the result held */
+    uint64_t value;         /* the bytes, a 4-byte value in the low half */
+    ushmem_ring_word_t ack; /* ticket + 1 of the result last read */
+    uint64_t pad;
+};
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_ring_result) == 32, "a result cell is 32 bytes");
+
+/* Bytes of a ring with `capacity` slots, header and result cells included. */
 #define USHMEM_RING_BYTES(capacity)                                           \
     (sizeof(struct ushmem_ring_header) +                                      \
-     (size_t)(capacity) * sizeof(struct ushmem_ring_request))
+     (size_t)(capacity) * (sizeof(struct ushmem_ring_request) +               \
+                           sizeof(struct ushmem_ring_result)))
 
 /* What a producer remembers between requests: one per producer and ring,
  * zeroed before the first request. */
@@ -288,7 +339,7 @@ USHMEM_RING_INLINE void ushmem_ring_backoff(unsigned *spins)
 USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r,
                                                 struct ushmem_ring_producer *p)
 {
-    uint64_t ticket = ushmem_ring_fetch_add(&r->tail, 1);
+    uint64_t ticket = ushmem_ring_take_ticket(&r->tail);
     unsigned spins = 0;
 
     if (ticket - p->head_seen < r->capacity)
@@ -349,6 +400,22 @@ USHMEM_RING_INLINE void ushmem_ring_wait(struct ushmem_ring_header *r, uint64_t 
 
     while (!ushmem_ring_is_done(r, ticket))
         ushmem_ring_backoff(&spins);
+}
+
+/* The value of a done FLAG_RESULT request, read once: acknowledges it so
+ * that the consumer may use the cell again. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r, uint64_t ticket)
+{
+    struct ushmem_ring_result *cells =
+        (struct ushmem_ring_result *)((char *)r + r->results_offset);
+    struct ushmem_ring_result *cell = &cells[ticket & (uint64_t)(r->capacity - 1)];
+    unsigned spins = 0;
+
+    while (ushmem_ring_load_acquire(&cell->tag) != ticket + 1)
+        ushmem_ring_backoff(&spins); /* written before the ticket completed */
+    uint64_t value = *(volatile uint64_t *)&cell->value;
+    ushmem_ring_store_release(&cell->ack, ticket + 1);
+    return value;
 }
 
 /* Waits until every request this producer submitted is done. */

@@ -1,0 +1,205 @@
+/* The cuda backend's device atomic, for the proxy thread: a one-thread
+ * kernel, written in PTX and JIT-compiled by the driver on first use, that
+ * performs one atomic at system scope on device memory (this GPU's heap or a
+ * peer's as mapped here) and leaves the old value in host-pinned memory. The
+ * CPU never touches the word, and the kernel runs on the backend's stream,
+ * after the copies queued before it. PTX keeps the library free of nvcc and
+ * of the CUDA runtime: the driver compiles it for whatever GPU is there. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ushmem/detail/ring.h>
+
+#include "../common/log.h"
+#include "cuda_private.h"
+
+/* ushmemi_amo(addr, operand, compare, old, op, wide): op numbered as enum
+ * ushmem_ring_amo_op (checked below), wide 1 for 8 bytes, 0 for 4. */
+static const char amo_ptx[] =
+    ".version 7.0\n"
+    ".target sm_70\n"
+    ".address_size 64\n"
+    ".visible .entry ushmemi_amo(.param .u64 p_addr, .param .u64 p_operand,\n"
+    "    .param .u64 p_compare, .param .u64 p_old, .param .u32 p_op, .param .u32 p_wide)\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b32 %r<8>;\n"
+    "    .reg .b64 %rd<8>;\n"
+    "    ld.param.u64 %rd1, [p_addr];\n"
+    "    ld.param.u64 %rd2, [p_operand];\n"
+    "    ld.param.u64 %rd3, [p_compare];\n"
+    "    ld.param.u64 %rd4, [p_old];\n"
+    "    ld.param.u32 %r1, [p_op];\n"
+    "    ld.param.u32 %r2, [p_wide];\n"
+    "    mov.u64 %rd5, 0;\n"
+    "    setp.eq.u32 %p, %r2, 0;\n"
+    "    @%p bra NARROW;\n"
+    "    setp.eq.u32 %p, %r1, 0;\n"
+    "    @%p bra W_FETCH;\n"
+    "    setp.eq.u32 %p, %r1, 1;\n"
+    "    @%p bra W_SET;\n"
+    "    setp.eq.u32 %p, %r1, 2;\n"
+    "    @%p bra W_SWAP;\n"
+    "    setp.eq.u32 %p, %r1, 3;\n"
+    "    @%p bra W_CSWAP;\n"
+    "    setp.eq.u32 %p, %r1, 4;\n"
+    "    @%p bra W_ADD;\n"
+    "    setp.eq.u32 %p, %r1, 5;\n"
+    "    @%p bra W_AND;\n"
+    "    setp.eq.u32 %p, %r1, 6;\n"
+    "    @%p bra W_OR;\n"
+    "    atom.global.sys.xor.b64 %rd5, [%rd1], %rd2;\n"
+    "    bra DONE;\n"
+    "W_FETCH:\n"
+    "    ld.relaxed.sys.global.u64 %rd5, [%rd1];\n"
+    "    bra DONE;\n"
+    "W_SET:\n"
+    "    st.release.sys.global.u64 [%rd1], %rd2;\n"
+    "    bra DONE;\n"
+    "W_SWAP:\n"
+    "    atom.global.sys.exch.b64 %rd5, [%rd1], %rd2;\n"
+    "    bra DONE;\n"
+    "W_CSWAP:\n"
+    "    atom.global.sys.cas.b64 %rd5, [%rd1], %rd3, %rd2;\n"
+    "    bra DONE;\n"
+    "W_ADD:\n"
+    "    atom.global.sys.add.u64 %rd5, [%rd1], %rd2;\n"
+    "    bra DONE;\n"
+    "W_AND:\n"
+    "    atom.global.sys.and.b64 %rd5, [%rd1], %rd2;\n"
+    "    bra DONE;\n"
+    "W_OR:\n"
+    "    atom.global.sys.or.b64 %rd5, [%rd1], %rd2;\n"
+    "    bra DONE;\n"
+    "NARROW:\n"
+    "    cvt.u32.u64 %r3, %rd2;\n"
+    "    cvt.u32.u64 %r4, %rd3;\n"
+    "    mov.u32 %r5, 0;\n"
+    "    setp.eq.u32 %p, %r1, 0;\n"
+    "    @%p bra N_FETCH;\n"
+    "    setp.eq.u32 %p, %r1, 1;\n"
+    "    @%p bra N_SET;\n"
+    "    setp.eq.u32 %p, %r1, 2;\n"
+    "    @%p bra N_SWAP;\n"
+    "    setp.eq.u32 %p, %r1, 3;\n"
+    "    @%p bra N_CSWAP;\n"
+    "    setp.eq.u32 %p, %r1, 4;\n"
+    "    @%p bra N_ADD;\n"
+    "    setp.eq.u32 %p, %r1, 5;\n"
+    "    @%p bra N_AND;\n"
+    "    setp.eq.u32 %p, %r1, 6;\n"
+    "    @%p bra N_OR;\n"
+    "    atom.global.sys.xor.b32 %r5, [%rd1], %r3;\n"
+    "    bra N_DONE;\n"
+    "N_FETCH:\n"
+    "    ld.relaxed.sys.global.u32 %r5, [%rd1];\n"
+    "    bra N_DONE;\n"
+    "N_SET:\n"
+    "    st.release.sys.global.u32 [%rd1], %r3;\n"
+    "    bra N_DONE;\n"
+    "N_SWAP:\n"
+    "    atom.global.sys.exch.b32 %r5, [%rd1], %r3;\n"
+    "    bra N_DONE;\n"
+    "N_CSWAP:\n"
+    "    atom.global.sys.cas.b32 %r5, [%rd1], %r4, %r3;\n"
+    "    bra N_DONE;\n"
+    "N_ADD:\n"
+    "    atom.global.sys.add.u32 %r5, [%rd1], %r3;\n"
+    "    bra N_DONE;\n"
+    "N_AND:\n"
+    "    atom.global.sys.and.b32 %r5, [%rd1], %r3;\n"
+    "    bra N_DONE;\n"
+    "N_OR:\n"
+    "    atom.global.sys.or.b32 %r5, [%rd1], %r3;\n"
+    "N_DONE:\n"
+    "    cvt.u64.u32 %rd5, %r5;\n"
+    "DONE:\n"
+    "    st.u64 [%rd4], %rd5;\n"
+    "    membar.sys;\n"
+    "    ret;\n"
+    "}\n";
+
+/* The kernel's op numbers are the ring's. */
+_Static_assert(USHMEM_RING_AMO_FETCH == 0 && USHMEM_RING_AMO_SET == 1 &&
+                   USHMEM_RING_AMO_SWAP == 2 && USHMEM_RING_AMO_CSWAP == 3 &&
+                   USHMEM_RING_AMO_ADD == 4 && USHMEM_RING_AMO_AND == 5 &&
+                   USHMEM_RING_AMO_OR == 6 && USHMEM_RING_AMO_XOR == 7,
+               "the PTX kernel numbers the atomics as enum ushmem_ring_amo_op does");
+
+static ushmem_status_t amo_load(struct ushmemi_device *dev)
+{
+    /* The proxy thread is about to carry this GPU's requests: with lazy
+     * kernel loading, a kernel waiting on one of them can keep the next
+     * kernel from loading (the driver waits for the GPU to go idle), and
+     * the job hangs. oshrun sets CUDA_MODULE_LOADING=EAGER; say so once
+     * when another launcher did not. */
+    const char *loading = getenv("CUDA_MODULE_LOADING");
+    if (loading == NULL || strcmp(loading, "EAGER") != 0)
+        ushmemi_warn("cuda backend: device calls go through the proxy thread and "
+                     "CUDA_MODULE_LOADING is %s, not EAGER: a kernel that waits on the proxy "
+                     "while the program launches another may hang; set "
+                     "CUDA_MODULE_LOADING=EAGER (oshrun does)",
+                     loading == NULL ? "unset" : loading);
+    CUresult r = ushmemi_cu.cuModuleLoadData(&dev->amo_module, amo_ptx);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuModuleLoadData", r, "the proxy's atomic kernel (PTX 7.0, "
+                                 "sm_70) on device %d", dev->ordinal);
+    r = ushmemi_cu.cuModuleGetFunction(&dev->amo_fn, dev->amo_module, "ushmemi_amo");
+    if (r != CUDA_SUCCESS) {
+        ushmemi_cu.cuModuleUnload(dev->amo_module);
+        dev->amo_module = NULL;
+        return ushmemi_cuda_fail("cuModuleGetFunction", r, "ushmemi_amo on device %d",
+                                 dev->ordinal);
+    }
+    void *old = NULL;
+    r = ushmemi_cu.cuMemHostAlloc(&old, sizeof(uint64_t),
+                                  CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS) {
+        ushmemi_cu.cuModuleUnload(dev->amo_module);
+        dev->amo_module = NULL;
+        return ushmemi_cuda_fail("cuMemHostAlloc", r, "8 bytes for the atomic kernel's result");
+    }
+    dev->amo_old = old;
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                 uint64_t operand, uint64_t compare, uint64_t *old_p)
+{
+    if ((size != 4 && size != 8) || ((uintptr_t)addr & (size - 1)) != 0 ||
+        op >= USHMEM_RING_AMO_OP_COUNT) {
+        ushmemi_error("cuda backend: atomic op %u of %zu bytes at %p refused", op, size, addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "atomic");
+    if (status != USHMEM_OK)
+        return status;
+    if (dev->amo_module == NULL && (status = amo_load(dev)) != USHMEM_OK)
+        return status;
+    CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;
+    CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_old;
+    unsigned wide = size == 8;
+    void *params[] = {&target, &operand, &compare, &old, &op, &wide};
+    CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->stream, params,
+                                           NULL);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuLaunchKernel", r, "atomic op %u of %zu bytes at %p", op,
+                                 size, addr);
+    r = ushmemi_cu.cuStreamSynchronize(dev->stream);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuStreamSynchronize", r, "after the atomic at %p", addr);
+    if (old_p != NULL)
+        *old_p = *(volatile uint64_t *)dev->amo_old;
+    return USHMEM_OK;
+}
+
+void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
+{
+    if (dev->amo_module == NULL)
+        return;
+    ushmemi_cu.cuModuleUnload(dev->amo_module);
+    ushmemi_cu.cuMemFreeHost(dev->amo_old);
+    dev->amo_module = NULL;
+    dev->amo_old = NULL;
+}
