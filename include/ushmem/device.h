@@ -17,6 +17,10 @@
  *     and friends); globals are not reachable from device code.
  *   - The source of a put_nbi and the destination of a get_nbi must stay
  *     valid and untouched until the calling thread's ushmem_quiet.
+ *   - Through the proxy, buffers the host cannot reach (on CUDA: registers,
+ *     local and shared memory) travel in the ring 8 bytes per request, and
+ *     such a get or put_nbi completes before the call returns; buffers in
+ *     global memory (the heap, cudaMalloc) go by address on the copy engine.
  *   - quiet and fence act on the calling thread's operations (on CUDA, where
  *     there is no per-thread producer state, quiet waits for every request on
  *     the ring).
