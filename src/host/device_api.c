@@ -14,6 +14,7 @@
 #include <ushmem/device.h>
 
 #include "../proxy/proxy.h"
+#include "../transport/decide.h"
 #include "../transport/ipc_ops.h"
 #include "internal.h"
 
@@ -275,6 +276,29 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
     return USHMEM_OK;
 }
 
+/* Through the proxy, a PE that shares its device with another waits for its
+ * requests while the driver runs the other PE's kernels in turn (contexts
+ * of different processes are time-sliced): correct, but slow enough that
+ * kernels issuing many blocking calls look hung. Said once, at init. */
+static void warn_shared_device(bool force_proxy, const struct ushmem_device_peer *peers)
+{
+    if (!ushmemi_g.heap_is_device || ushmemi_g.pair_caps == NULL)
+        return;
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
+        bool proxied = force_proxy;
+        for (int cls = 0; cls < USHMEMI_CLASS_COUNT; cls++)
+            proxied |= !peers[pe].direct[cls];
+        if (pe != ushmemi_g.my_pe && proxied && ushmemi_g.pair_caps[pe].same_device) {
+            ushmemi_warn("device API: PE %d shares its %s device with PE %d and device calls go "
+                         "through the proxy thread: the driver runs their kernels in turn, so "
+                         "device calls that wait on the proxy are slow; give each PE its own "
+                         "device, or keep the direct road (USHMEM_DEVICE_ROUTE=auto)",
+                         ushmemi_g.my_pe, ushmemi_g.dev_ops->name, pe);
+            return;
+        }
+    }
+}
+
 /* The proxy thread found a request it could not carry: the device code that
  * issued it cannot be told, so the job ends, on every PE. */
 static void proxy_failed(void *ctx, ushmem_status_t status, const char *msg)
@@ -307,6 +331,7 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         .abort_ctx = NULL,
     };
     status = ushmemi_proxy_start(&params, &ushmemi_g.proxy);
+    warn_shared_device(force_proxy, peers);
 
 free_pp:
     free(pp); /* the proxy copies it */
