@@ -703,6 +703,27 @@ static ushmem_status_t cpu_stream_wait64(struct ushmemi_device *dev, void *strea
     return USHMEM_ERR_UNSUPPORTED;
 }
 
+static ushmem_status_t cpu_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
+                                      const void *const *srcs, int nsrc,
+                                      enum ushmemi_sum_kind kind, size_t count)
+{
+    (void)dev, (void)stream, (void)dst, (void)srcs, (void)nsrc, (void)kind, (void)count;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+static ushmem_status_t cpu_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
+                                        void **ptr_p)
+{
+    (void)dev, (void)stream, (void)size, (void)ptr_p;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+static ushmem_status_t cpu_stream_free(struct ushmemi_device *dev, void *stream, void *ptr)
+{
+    (void)dev, (void)stream, (void)ptr;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
 const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .size = sizeof(struct ushmemi_device_ops),
     .name = "cpu",
@@ -725,6 +746,9 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .stream_copy = cpu_stream_copy,
     .stream_write64 = cpu_stream_write64,
     .stream_wait64 = cpu_stream_wait64,
+    .stream_sum = cpu_stream_sum,
+    .stream_alloc = cpu_stream_alloc,
+    .stream_free = cpu_stream_free,
     .pointer_query = cpu_pointer_query,
     .p2p_probe = cpu_p2p_probe,
 };

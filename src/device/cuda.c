@@ -398,6 +398,7 @@ static void cuda_close(struct ushmemi_device *dev)
     }
     free(dev->regions);
     ushmemi_cuda_amo_close(dev);
+    ushmemi_cuda_sum_close(dev);
     CUresult r = ushmemi_cu.cuStreamDestroy(dev->stream);
     if (r != CUDA_SUCCESS)
         ushmemi_cuda_fail("cuStreamDestroy_v2", r, "stream of device %d", dev->ordinal);
@@ -454,6 +455,9 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .stream_copy = ushmemi_cuda_stream_copy,
     .stream_write64 = ushmemi_cuda_stream_write64,
     .stream_wait64 = ushmemi_cuda_stream_wait64,
+    .stream_sum = ushmemi_cuda_stream_sum,
+    .stream_alloc = ushmemi_cuda_stream_alloc,
+    .stream_free = ushmemi_cuda_stream_free,
     .pointer_query = ushmemi_cuda_pointer_query,
     .p2p_probe = ushmemi_cuda_p2p_probe,
 };

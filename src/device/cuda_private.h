@@ -60,7 +60,9 @@
     X(cuModuleLoadData)                                                                \
     X(cuModuleGetFunction)                                                             \
     X(cuModuleUnload)                                                                  \
-    X(cuLaunchKernel)
+    X(cuLaunchKernel)                                                                  \
+    X(cuMemAllocAsync)                                                                 \
+    X(cuMemFreeAsync)
 
 #define USHMEMI_CU_FIELD(name) __typeof__(name) *name;
 struct ushmemi_cu_api {
@@ -104,6 +106,10 @@ struct ushmemi_device {
     CUmodule amo_module;
     CUfunction amo_fn;
     uint64_t *amo_old; /* host-pinned: where the kernel leaves the old value */
+    /* The stream sum kernels (cuda_sum.c), loaded by the first sum. */
+    CUmodule sum_module;
+    CUfunction sum_fn[USHMEMI_SUM_KINDS];
+    unsigned sum_max_blocks;
     bool nvml_tried;
 };
 
@@ -153,6 +159,14 @@ ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *st
 ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *stream,
                                            const uint64_t *addr, uint64_t value,
                                            enum ushmemi_stream_cmp cmp);
+ushmem_status_t ushmemi_cuda_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
+                                        const void *const *srcs, int nsrc,
+                                        enum ushmemi_sum_kind kind, size_t count);
+ushmem_status_t ushmemi_cuda_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
+                                          void **ptr_p);
+ushmem_status_t ushmemi_cuda_stream_free(struct ushmemi_device *dev, void *stream, void *ptr);
+/* Unloads the sum kernels (cuda_close). */
+void ushmemi_cuda_sum_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_pointer_query(struct ushmemi_device *dev, const void *ptr,
                                            struct ushmemi_ptr_attr *attr_p);
 ushmem_status_t ushmemi_cuda_p2p_probe(struct ushmemi_device *dev,

@@ -81,6 +81,19 @@ enum ushmemi_stream_cmp {
     USHMEMI_STREAM_EQ,
 };
 
+/* Element kinds a stream can sum: integers of 1 to 8 bytes (two's
+ * complement, so signedness does not matter) and IEEE floats. */
+enum ushmemi_sum_kind {
+    USHMEMI_SUM_I8,
+    USHMEMI_SUM_I16,
+    USHMEMI_SUM_I32,
+    USHMEMI_SUM_I64,
+    USHMEMI_SUM_F32,
+    USHMEMI_SUM_F64,
+    USHMEMI_SUM_KINDS
+};
+#define USHMEMI_STREAM_SUM_SOURCES 8 /* most sources of one stream_sum */
+
 struct ushmemi_device_ops {
     size_t size; /* sizeof(struct ushmemi_device_ops) for versioning */
     const char *name;
@@ -144,6 +157,20 @@ struct ushmemi_device_ops {
     ushmem_status_t (*stream_wait64)(struct ushmemi_device *dev, void *stream,
                                      const uint64_t *addr, uint64_t value,
                                      enum ushmemi_stream_cmp cmp);
+
+    /* dst[i] = srcs[0][i] + srcs[1][i] + ... for i < count, added in that
+     * order (so floating sums agree wherever the same sources are summed),
+     * queued on the stream. Sources are this device's memory or peers' as
+     * mapped here; 1 <= nsrc <= USHMEMI_STREAM_SUM_SOURCES; dst may be one
+     * of the sources (each element is read before it is written). */
+    ushmem_status_t (*stream_sum)(struct ushmemi_device *dev, void *stream, void *dst,
+                                  const void *const *srcs, int nsrc, enum ushmemi_sum_kind kind,
+                                  size_t count);
+    /* Device memory private to this process, allocated and freed in the
+     * stream's order (it may be used by work queued between the two). */
+    ushmem_status_t (*stream_alloc)(struct ushmemi_device *dev, void *stream, size_t size,
+                                    void **ptr_p);
+    ushmem_status_t (*stream_free)(struct ushmemi_device *dev, void *stream, void *ptr);
 
     ushmem_status_t (*pointer_query)(struct ushmemi_device *dev, const void *ptr,
                                      struct ushmemi_ptr_attr *attr_p);

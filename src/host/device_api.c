@@ -380,7 +380,7 @@ ushmem_status_t ushmemi_device_api_init(void)
                            sizeof(ushmemi_g.reserved->device_epoch));
     ushmemi_host_copy_zero(ushmemi_g.reserved->stream_flags,
                            sizeof(ushmemi_g.reserved->stream_flags));
-    ushmemi_g.stream_epoch = 0;
+    ushmemi_stream_reset();
     ushmem_device_state = (struct ushmem_device_state){
         .version = USHMEM_DEVICE_STATE_VERSION,
         .my_pe = ushmemi_g.my_pe,

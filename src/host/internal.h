@@ -27,12 +27,15 @@
  * (barrier counters, collective scratch). User allocations come after it. */
 #define USHMEMI_SYNC_WORDS 64            /* 64-bit flags for barriers */
 #define USHMEMI_SCRATCH_SIZE (64 * 1024) /* collective scratch per PE */
+#define USHMEMI_STREAM_PES 1024           /* world PEs that stream barriers reach */
 struct ushmemi_reserved {
     _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t device_flags[USHMEMI_SYNC_WORDS]; /* the device API's barrier */
     uint64_t device_epoch; /* device barriers this PE completed (device code writes it) */
-    uint64_t stream_flags[USHMEMI_SYNC_WORDS]; /* barriers on streams (stream.c) */
+    /* barriers on streams (stream.c): stream_flags[s] counts the barrier
+     * messages from world PE s */
+    uint64_t stream_flags[USHMEMI_STREAM_PES];
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
 };
 #define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)
@@ -62,7 +65,6 @@ struct ushmemi_state {
     struct ushmemi_peer *static_peers; /* n_pes entries, NULL when not shared */
 
     uint64_t barrier_epoch; /* barriers completed on TEAM_WORLD */
-    uint64_t stream_epoch;  /* barriers queued on streams */
 
     /* The fabric (libfabric), opened when some peer's route needs it; NULL
      * otherwise. Addresses on it are ushmemi_sym_offset values. */
@@ -240,5 +242,7 @@ size_t ushmemi_heap_bytes_in_use(void);
 void ushmemi_barrier_world(void);
 /* Forgets the counts of earlier barriers (a new initialisation). */
 void ushmemi_barrier_reset(void);
+/* Forgets the stream barriers' message counts (stream.c; shmem_init). */
+void ushmemi_stream_reset(void);
 
 #endif

@@ -1,20 +1,34 @@
-/* Stream-ordered calls (shmemx_*_on_stream): RMA, signals, barriers and
- * collectives queued on a stream of the program's through the device
- * backend's stream operations (a copy, a 64-bit write, a 64-bit wait), so
- * the GPU carries them out in the stream's order while the host returns.
+/* Stream-ordered calls (shmemx_*_on_stream): RMA, signals, barriers,
+ * collectives and sum reductions queued on a stream of the program's through
+ * the device backend's stream operations (a copy, a 64-bit write, a 64-bit
+ * wait, a sum of arrays), so the GPU carries them out in the stream's order
+ * while the host returns.
  *
- * The barrier on a stream is a dissemination over stream_flags in every
- * PE's reserved heap area: in round k a PE writes the barrier's number into
- * flag k of PE me + 2^k and its stream waits until its own flag k has
- * reached that number. Each PE gets exactly one write per round and barrier,
- * from the same sender, with increasing numbers, so a write never needs to
- * add and ">=" is never satisfied early. Each PE counts the barriers it has
- * queued (ushmemi_g.stream_epoch); the numbers agree because every PE
- * queues the same collectives in the same order. */
+ * The barrier on a stream is a dissemination over the team's members: in
+ * round k member i writes into member i + 2^k's stream_flags[i's world PE]
+ * and its stream waits until its own stream_flags[sender's world PE] has
+ * reached the count it expects from that sender. Both ends count the
+ * barrier messages of each ordered pair (stream_sent, stream_expected), so a
+ * flag has one writer whose values only grow, and ">=" is never satisfied
+ * early, whichever teams the pair shares: within one barrier a pair meets in
+ * at most one round (the distances 1, 2, 4, ... differ modulo the team size),
+ * and the members of a team queue its collectives in the same order. */
 #include <shmem.h>
 #include <shmemx.h>
+#include <string.h>
 
+#include "coll.h"
 #include "internal.h"
+
+/* Barrier messages this PE queued to each world PE, and those it has
+ * waited for from each. */
+static uint64_t stream_sent[USHMEMI_STREAM_PES], stream_expected[USHMEMI_STREAM_PES];
+
+void ushmemi_stream_reset(void)
+{
+    memset(stream_sent, 0, sizeof(stream_sent));
+    memset(stream_expected, 0, sizeof(stream_expected));
+}
 
 /* The backend could not queue the operation: end the job, naming it. */
 static void check(const char *call, ushmem_status_t status)
@@ -48,29 +62,47 @@ static void *stream_of(CUstream stream)
     return (void *)stream;
 }
 
-static void world_only(const char *call, shmem_team_t team)
+/* The team of a stream-ordered collective, as a set of world PEs; false
+ * (after a message) for SHMEM_TEAM_INVALID. */
+static bool team_set(const char *call, shmem_team_t team, struct ushmemi_coll_set *set_p)
 {
-    if (team != SHMEM_TEAM_WORLD)
-        ushmemi_fatal(call, "team %p: stream-ordered collectives run on SHMEM_TEAM_WORLD only "
-                            "in this version",
-                      (void *)team);
+    if (ushmemi_coll_team_set(call, team, set_p) != USHMEM_OK)
+        return false;
+    int last = ushmemi_coll_world_pe(set_p, set_p->size - 1);
+    int highest = set_p->stride < 0 ? set_p->start : last;
+    if (highest >= USHMEMI_STREAM_PES)
+        ushmemi_fatal(call, "stream-ordered collectives reach world PEs below %d; this team "
+                            "has PE %d",
+                      USHMEMI_STREAM_PES, highest);
+    return true;
 }
 
-static void barrier_on_stream(const char *call, CUstream stream)
+static void barrier_on_stream(const char *call, const struct ushmemi_coll_set *set,
+                              CUstream stream)
 {
-    int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe, round = 0;
-    uint64_t epoch = ++ushmemi_g.stream_epoch;
+    int me_world = ushmemi_g.my_pe;
     uint64_t *own = ushmemi_g.reserved->stream_flags;
 
-    for (int dist = 1; dist < n; dist <<= 1, round++) {
-        int to = (me + dist) % n;
-        uint64_t *flag = mapped(call, &own[round], sizeof(uint64_t), to);
+    for (int dist = 1; dist < set->size; dist <<= 1) {
+        int to = ushmemi_coll_world_pe(set, (set->me + dist) % set->size);
+        int from = ushmemi_coll_world_pe(set, (set->me - dist % set->size + set->size) %
+                                                  set->size);
+        uint64_t *flag = mapped(call, &own[me_world], sizeof(uint64_t), to);
 
         check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream), flag,
-                                                     epoch));
+                                                     ++stream_sent[to]));
         check(call, ushmemi_g.dev_ops->stream_wait64(ushmemi_g.dev, stream_of(stream),
-                                                    &own[round], epoch, USHMEMI_STREAM_GEQ));
+                                                    &own[from], ++stream_expected[from],
+                                                    USHMEMI_STREAM_GEQ));
     }
+}
+
+static void world_barrier_on_stream(const char *call, CUstream stream)
+{
+    struct ushmemi_coll_set world;
+    if (!team_set(call, SHMEM_TEAM_WORLD, &world))
+        ushmemi_fatal(call, "SHMEM_TEAM_WORLD is not a team here");
+    barrier_on_stream(call, &world, stream);
 }
 
 USHMEMI_API void shmemx_putmem_on_stream(void *dest, const void *source, size_t nbytes, int pe,
@@ -158,41 +190,53 @@ USHMEMI_API void shmemx_quiet_on_stream(CUstream stream)
 
 USHMEMI_API void shmemx_barrier_all_on_stream(CUstream stream)
 {
-    ushmemi_check_init("shmemx_barrier_all_on_stream");
-    barrier_on_stream("shmemx_barrier_all_on_stream", stream);
+    world_barrier_on_stream("shmemx_barrier_all_on_stream", stream);
 }
 
 USHMEMI_API void shmemx_sync_all_on_stream(CUstream stream)
 {
-    ushmemi_check_init("shmemx_sync_all_on_stream");
-    barrier_on_stream("shmemx_sync_all_on_stream", stream);
+    world_barrier_on_stream("shmemx_sync_all_on_stream", stream);
 }
 
-/* Copies src to dest + offset on every PE, starting with the next one, then
- * a barrier: each PE's part is in place everywhere when the stream passes it. */
-static void put_to_all(const char *call, void *dest, size_t offset, const void *src,
-                       size_t nbytes, size_t src_stride, CUstream stream)
+/* Copies src + member * src_stride to dest + offset on every member,
+ * starting with the next one. */
+static void put_to_all(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                       size_t offset, const void *src, size_t nbytes, size_t src_stride,
+                       CUstream stream)
 {
-    int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
-
-    for (int i = 1; i <= n && nbytes > 0; i++) {
-        int pe = (me + i) % n;
+    for (int i = 1; i <= set->size && nbytes > 0; i++) {
+        int member = (set->me + i) % set->size, pe = ushmemi_coll_world_pe(set, member);
         check(call, ushmemi_g.dev_ops->stream_copy(
                         ushmemi_g.dev, stream_of(stream),
                         mapped(call, (char *)dest + offset, nbytes, pe),
-                        (const char *)src + (size_t)pe * src_stride, nbytes));
+                        (const char *)src + (size_t)member * src_stride, nbytes));
     }
+}
+
+/* nbytes times the team size, checked for overflow. */
+static size_t team_bytes(const char *call, const struct ushmemi_coll_set *set, size_t nbytes)
+{
+    size_t total;
+    if (__builtin_mul_overflow(nbytes, (size_t)set->size, &total))
+        ushmemi_fatal(call, "%zu bytes from each of %d PEs overflow the address space", nbytes,
+                      set->size);
+    return total;
 }
 
 USHMEMI_API int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source,
                                              size_t nbytes, CUstream stream)
 {
     const char *call = "shmemx_alltoallmem_on_stream";
+    struct ushmemi_coll_set set;
 
-    ushmemi_check_init(call);
-    world_only(call, team);
-    put_to_all(call, dest, (size_t)ushmemi_g.my_pe * nbytes, source, nbytes, nbytes, stream);
-    barrier_on_stream(call, stream);
+    if (!team_set(call, team, &set))
+        return -1;
+    if (nbytes > 0)
+        mapped(call, source, team_bytes(call, &set, nbytes), ushmemi_g.my_pe);
+    /* Nobody writes into a member's dest before it has reached the call. */
+    barrier_on_stream(call, &set, stream);
+    put_to_all(call, &set, dest, (size_t)set.me * nbytes, source, nbytes, nbytes, stream);
+    barrier_on_stream(call, &set, stream);
     return 0;
 }
 
@@ -200,15 +244,16 @@ USHMEMI_API int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, con
                                               size_t nbytes, int pe_root, CUstream stream)
 {
     const char *call = "shmemx_broadcastmem_on_stream";
+    struct ushmemi_coll_set set;
 
-    ushmemi_check_init(call);
-    world_only(call, team);
-    if (pe_root < 0 || pe_root >= ushmemi_g.n_pes)
-        ushmemi_fatal(call, "root PE %d is not in SHMEM_TEAM_WORLD (0 to %d)", pe_root,
-                      ushmemi_g.n_pes - 1);
-    if (ushmemi_g.my_pe == pe_root)
-        put_to_all(call, dest, 0, source, nbytes, 0, stream);
-    barrier_on_stream(call, stream);
+    if (!team_set(call, team, &set))
+        return -1;
+    if (pe_root < 0 || pe_root >= set.size)
+        ushmemi_fatal(call, "root PE %d is not in the team (0 to %d)", pe_root, set.size - 1);
+    barrier_on_stream(call, &set, stream);
+    if (set.me == pe_root)
+        put_to_all(call, &set, dest, 0, source, nbytes, 0, stream);
+    barrier_on_stream(call, &set, stream);
     return 0;
 }
 
@@ -216,10 +261,92 @@ USHMEMI_API int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, cons
                                              size_t nbytes, CUstream stream)
 {
     const char *call = "shmemx_fcollectmem_on_stream";
+    struct ushmemi_coll_set set;
 
-    ushmemi_check_init(call);
-    world_only(call, team);
-    put_to_all(call, dest, (size_t)ushmemi_g.my_pe * nbytes, source, nbytes, 0, stream);
-    barrier_on_stream(call, stream);
+    if (!team_set(call, team, &set))
+        return -1;
+    if (nbytes > 0)
+        mapped(call, dest, team_bytes(call, &set, nbytes), ushmemi_g.my_pe);
+    barrier_on_stream(call, &set, stream);
+    put_to_all(call, &set, dest, (size_t)set.me * nbytes, source, nbytes, 0, stream);
+    barrier_on_stream(call, &set, stream);
     return 0;
 }
+
+static const size_t sum_kind_size[USHMEMI_SUM_KINDS] = {
+    [USHMEMI_SUM_I8] = 1, [USHMEMI_SUM_I16] = 2, [USHMEMI_SUM_I32] = 4,
+    [USHMEMI_SUM_I64] = 8, [USHMEMI_SUM_F32] = 4, [USHMEMI_SUM_F64] = 8,
+};
+
+/* dest = the sum over the members of source, count elements of kind: a
+ * barrier (every member's source is ready), sums on this PE's stream that
+ * read the members' sources through their mapped heaps, in member order
+ * (so every member gets the same bits), and a barrier (nobody still reads a
+ * source). In place (dest == source) the sum goes to a private buffer and
+ * is copied to dest after the second barrier. */
+static int sum_on_stream(const char *call, shmem_team_t team, void *dest, const void *source,
+                         size_t count, enum ushmemi_sum_kind kind, CUstream stream)
+{
+    struct ushmemi_coll_set set;
+
+    if (!team_set(call, team, &set))
+        return -1;
+    size_t bytes;
+    if (__builtin_mul_overflow(count, sum_kind_size[kind], &bytes))
+        ushmemi_fatal(call, "%zu elements of %zu bytes overflow the address space", count,
+                      sum_kind_size[kind]);
+    if (bytes == 0)
+        return 0;
+    const char *d = dest, *s = source;
+    if (d != s && d < s + bytes && s < d + bytes)
+        ushmemi_fatal(call, "dest %p and source %p overlap without being the same array (%zu "
+                            "bytes each)",
+                      dest, source, bytes);
+    mapped(call, dest, bytes, ushmemi_g.my_pe);
+
+    void *out = dest;
+    barrier_on_stream(call, &set, stream);
+    if (d == s)
+        check(call, ushmemi_g.dev_ops->stream_alloc(ushmemi_g.dev, stream_of(stream), bytes,
+                                                   &out));
+    const void *srcs[USHMEMI_STREAM_SUM_SOURCES];
+    for (int member = 0; member < set.size;) {
+        int n = 0;
+        if (member > 0)
+            srcs[n++] = out; /* the sum of the members before */
+        while (n < USHMEMI_STREAM_SUM_SOURCES && member < set.size)
+            srcs[n++] = mapped(call, source, bytes, ushmemi_coll_world_pe(&set, member++));
+        check(call, ushmemi_g.dev_ops->stream_sum(ushmemi_g.dev, stream_of(stream), out, srcs,
+                                                 n, kind, count));
+    }
+    barrier_on_stream(call, &set, stream);
+    if (out != dest) {
+        check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream), dest, out,
+                                                  bytes));
+        check(call, ushmemi_g.dev_ops->stream_free(ushmemi_g.dev, stream_of(stream), out));
+    }
+    return 0;
+}
+
+/* The element kind of an integer type, by its size. */
+#define INT_KIND(type)                                                                       \
+    (sizeof(type) == 1 ? USHMEMI_SUM_I8                                                      \
+     : sizeof(type) == 2 ? USHMEMI_SUM_I16                                                   \
+     : sizeof(type) == 4 ? USHMEMI_SUM_I32                                                   \
+                         : USHMEMI_SUM_I64)
+
+#define DEF_SUM_ON_STREAM(name, type, kind, per)                                             \
+    USHMEMI_API int shmemx_##name##_sum_reduce_on_stream(                                    \
+        shmem_team_t team, type *dest, const type *source, size_t nreduce, CUstream stream)  \
+    {                                                                                        \
+        const char *call = "shmemx_" #name "_sum_reduce_on_stream";                          \
+        if (nreduce > SIZE_MAX / (per))                                                      \
+            ushmemi_fatal(call, "nreduce %zu overflows the address space", nreduce);         \
+        return sum_on_stream(call, team, dest, source, nreduce * (per), kind, stream);       \
+    }
+#define DEF_INT_SUM_ON_STREAM(name, type) DEF_SUM_ON_STREAM(name, type, INT_KIND(type), 1)
+USHMEMX_ON_STREAM_INT_SUM_TYPES(DEF_INT_SUM_ON_STREAM)
+DEF_SUM_ON_STREAM(float, float, USHMEMI_SUM_F32, 1)
+DEF_SUM_ON_STREAM(double, double, USHMEMI_SUM_F64, 1)
+DEF_SUM_ON_STREAM(complexf, float _Complex, USHMEMI_SUM_F32, 2)
+DEF_SUM_ON_STREAM(complexd, double _Complex, USHMEMI_SUM_F64, 2)

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <ushmem/device.h>
 
+#include <type_traits>
+
 #define CHECK(call)                                                                        \
     do {                                                                                   \
         cudaError_t err_ = (call);                                                         \
@@ -61,6 +63,137 @@ static int compare(const char *what, const unsigned char *got, int from, int to,
         }
     }
     return 0;
+}
+
+/* Source element i of PE pe for the sum reductions: integers that wrap at
+ * narrow widths, floats with rounding that depends on the order. */
+template <typename T> static T sum_value(int pe, size_t i)
+{
+    if (std::is_floating_point<T>::value)
+        return (T)(0.1 * (pe + 1) + (double)(i % 1013) * 1e-3 + 1e6 * (pe == 1));
+    return (T)((unsigned long long)(pe + 1) * 2654435761ull * (i + 1) + (unsigned long long)pe);
+}
+
+/* Runs one sum reduction of n elements over the team whose members are the
+ * world PEs in `members` (this PE among them), in place or
+ * not, and checks every element against the members' sum added in member
+ * order, bit for bit. */
+template <typename T>
+static int check_sum(const char *what,
+                     int (*reduce)(shmem_team_t, T *, const T *, size_t, CUstream),
+                     shmem_team_t team, const int *members, int size, size_t n, bool in_place,
+                     cudaStream_t st, void *sbuf, void *dbuf, T *host)
+{
+    T *src = (T *)sbuf, *dst = in_place ? src : (T *)dbuf;
+    int my = -1;
+    for (int m = 0; m < size; m++)
+        if (members[m] == me)
+            my = m;
+    for (size_t i = 0; i < n; i++)
+        host[i] = sum_value<T>(me, i);
+    CHECK(cudaMemcpyAsync(src, host, n * sizeof(T), cudaMemcpyHostToDevice, st));
+    if (reduce(team, dst, src, n, (CUstream)st) != 0) {
+        fprintf(stderr, "PE %d: %s returned nonzero\n", me, what);
+        return 1;
+    }
+    CHECK(cudaMemcpyAsync(host, dst, n * sizeof(T), cudaMemcpyDeviceToHost, st));
+    CHECK(cudaStreamSynchronize(st));
+    for (size_t i = 0; i < n; i++) {
+        T want = sum_value<T>(members[0], i);
+        for (int m = 1; m < size; m++)
+            want = (T)(want + sum_value<T>(members[m], i));
+        if (memcmp(&host[i], &want, sizeof(T)) != 0) {
+            fprintf(stderr, "PE %d (member %d of %d): %s%s, %zu elements: element %zu is %.17g, "
+                            "want %.17g\n",
+                    me, my, size, what, in_place ? " in place" : "", n, i, (double)host[i],
+                    (double)want);
+            return 1;
+        }
+    }
+    /* The reduction's closing barrier means no member reads src any more:
+     * the next check may refill it. */
+    return 0;
+}
+
+/* Every element kind, two sizes, in place and not, on one team. */
+static int check_sums(shmem_team_t team, const int *members, int size, cudaStream_t st,
+                      void *sbuf, void *dbuf, void *host)
+{
+    const size_t sizes[] = {3, (1 << 16) + 5};
+    int bad = 0;
+    for (int s = 0; s < 2; s++) {
+        for (int ip = 0; ip < 2; ip++) {
+            size_t n = sizes[s];
+            bool in_place = ip == 1;
+#define SUM(T, name)                                                                        \
+    bad |= check_sum<T>("shmemx_" #name "_sum_reduce_on_stream",                            \
+                        shmemx_##name##_sum_reduce_on_stream, team, members, size, n,       \
+                        in_place, st, sbuf, dbuf, (T *)host)
+            SUM(signed char, schar);
+            SUM(unsigned short, ushort);
+            SUM(int, int);
+            SUM(uint32_t, uint32);
+            SUM(long, long);
+            SUM(uint64_t, uint64);
+            SUM(float, float);
+            SUM(double, double);
+#undef SUM
+        }
+    }
+    /* complex: two floats per element, each summed */
+    size_t n = 1001;
+    for (size_t i = 0; i < 2 * n; i++)
+        ((double *)host)[i] = sum_value<double>(me, i);
+    CHECK(cudaMemcpyAsync(sbuf, host, 2 * n * sizeof(double), cudaMemcpyHostToDevice, st));
+    shmemx_complexd_sum_reduce_on_stream(team, (double _Complex *)dbuf,
+                                         (const double _Complex *)sbuf, n, (CUstream)st);
+    CHECK(cudaMemcpyAsync(host, dbuf, 2 * n * sizeof(double), cudaMemcpyDeviceToHost, st));
+    CHECK(cudaStreamSynchronize(st));
+    for (size_t i = 0; i < 2 * n && !bad; i++) {
+        double want = sum_value<double>(members[0], i);
+        for (int m = 1; m < size; m++)
+            want += sum_value<double>(members[m], i);
+        if (((double *)host)[i] != want) {
+            fprintf(stderr, "PE %d: complexd sum: part %zu is %.17g, want %.17g\n", me, i,
+                    ((double *)host)[i], want);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
+/* The team collectives on a team of `size` members (world PEs in members):
+ * alltoall, broadcast from each root and fcollect, every byte checked. */
+static int check_team_colls(shmem_team_t team, const int *members, int size, cudaStream_t st,
+                            unsigned char *src, unsigned char *dst, unsigned char *host,
+                            int *round)
+{
+    int bad = 0;
+    size_t n = 4097;
+    (*round)++;
+    for (int m = 0; m < size; m++)
+        fill<<<64, 256, 0, st>>>(src + m * n, n, me, members[m], *round);
+    shmemx_alltoallmem_on_stream(team, dst, src, n, (CUstream)st);
+    CHECK(cudaMemcpyAsync(host, dst, n * size, cudaMemcpyDeviceToHost, st));
+    CHECK(cudaStreamSynchronize(st));
+    for (int m = 0; m < size; m++)
+        bad |= compare("team alltoallmem_on_stream", host, members[m], me, n, *round, m * n);
+    for (int root = 0; root < size; root++) {
+        (*round)++;
+        fill<<<64, 256, 0, st>>>(src, n, me, -1, *round);
+        shmemx_broadcastmem_on_stream(team, dst, src, n, root, (CUstream)st);
+        CHECK(cudaMemcpyAsync(host, dst, n, cudaMemcpyDeviceToHost, st));
+        CHECK(cudaStreamSynchronize(st));
+        bad |= compare("team broadcastmem_on_stream", host, members[root], -1, n, *round, 0);
+    }
+    (*round)++;
+    fill<<<64, 256, 0, st>>>(src, n, me, -2, *round);
+    shmemx_fcollectmem_on_stream(team, dst, src, n, (CUstream)st);
+    CHECK(cudaMemcpyAsync(host, dst, n * size, cudaMemcpyDeviceToHost, st));
+    CHECK(cudaStreamSynchronize(st));
+    for (int m = 0; m < size; m++)
+        bad |= compare("team fcollectmem_on_stream", host, members[m], -2, n, *round, m * n);
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -176,6 +309,55 @@ int main(int argc, char **argv)
             printf("PE %d: size %zu done, %s\n", me, n, bad ? "FAILED" : "ok");
     }
     CHECK(cudaStreamSynchronize(st));
+
+    /* Sum reductions on the world: 8 sources per kernel, so more than 8
+     * PEs chain kernels. */
+    int *world = (int *)malloc(sizeof(int) * npes);
+    for (int pe = 0; pe < npes; pe++)
+        world[pe] = pe;
+    void *sum_host = malloc(((1 << 16) + 5) * sizeof(uint64_t));
+    bad |= check_sums(SHMEM_TEAM_WORLD, world, npes, st, src, dst, sum_host);
+    if (verbose)
+        printf("PE %d: world sums %s\n", me, bad ? "FAILED" : "ok");
+
+    /* Split teams: the world reversed (stride -1), and the even PEs. Their
+     * barriers interleave with the world's on the same pairs of PEs. */
+    shmem_team_t reversed, evens;
+    int *rev = (int *)malloc(sizeof(int) * npes);
+    for (int m = 0; m < npes; m++)
+        rev[m] = npes - 1 - m;
+    if (shmem_team_split_strided(SHMEM_TEAM_WORLD, npes - 1, -1, npes, NULL, 0, &reversed) != 0) {
+        fprintf(stderr, "PE %d: the reversed split failed\n", me);
+        return 1;
+    }
+    int n_even = (npes + 1) / 2;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, n_even, NULL, 0, &evens);
+    int *even = (int *)malloc(sizeof(int) * n_even);
+    for (int m = 0; m < n_even; m++)
+        even[m] = 2 * m;
+    for (int r = 0; r < 50; r++) {
+        shmemx_barrier_all_on_stream(st);
+        if (evens != SHMEM_TEAM_INVALID)
+            shmemx_fcollectmem_on_stream(evens, dst, src, 64, (CUstream)st);
+        shmemx_broadcastmem_on_stream(reversed, dst + 64 * npes, src, 64, r % npes,
+                                      (CUstream)st);
+    }
+    bad |= check_team_colls(reversed, rev, npes, st, src, dst, host, &round);
+    bad |= check_sums(reversed, rev, npes, st, src, dst, sum_host);
+    if (evens != SHMEM_TEAM_INVALID) {
+        bad |= check_team_colls(evens, even, n_even, st, src, dst, host, &round);
+        bad |= check_sums(evens, even, n_even, st, src, dst, sum_host);
+    }
+    if (verbose)
+        printf("PE %d: team collectives and sums %s\n", me, bad ? "FAILED" : "ok");
+    CHECK(cudaStreamSynchronize(st));
+    shmem_team_destroy(reversed);
+    if (evens != SHMEM_TEAM_INVALID)
+        shmem_team_destroy(evens);
+    free(world);
+    free(rev);
+    free(even);
+    free(sum_host);
     if (bad)
         return 1;
     shmem_barrier_all();

@@ -2,6 +2,7 @@
  * end through the bootstrap with a message naming the call, the PE and the
  * value, never by a signal. Usage: mpe_errors CASE */
 #include <shmem.h>
+#include <shmemx.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +60,10 @@ int main(int argc, char **argv)
             shmem_putmem_signal(x, private_buf, 8, (uint64_t *)(x + 2), 1, 99, 0);
         else if (strcmp(what, "bad-cmp") == 0)
             shmem_long_wait_until(x, 42, 0);
+        else if (strcmp(what, "stream-on-cpu") == 0)
+            shmemx_int_sum_reduce_on_stream(SHMEM_TEAM_WORLD, (int *)x, (int *)x, 2, NULL);
+        else if (strcmp(what, "stream-overlap") == 0)
+            shmemx_int_sum_reduce_on_stream(SHMEM_TEAM_WORLD, (int *)x + 1, (int *)x, 2, NULL);
         else if (strcmp(what, "global-exit") == 0)
             shmem_global_exit(7);
     }
