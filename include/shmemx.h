@@ -103,6 +103,17 @@ USHMEMX_DECL_SUM_ON_STREAM(complexf, float _Complex)
 USHMEMX_DECL_SUM_ON_STREAM(complexd, double _Complex)
 #undef USHMEMX_DECL_SUM_ON_STREAM
 
+/* The ze backend (Level Zero). A program that creates its own modules of
+ * device code and command lists uses the PE's context and device
+ * (ze_context_handle_t, ze_device_handle_t; NULL with other backends or
+ * before shmem_init). A module whose code includes <ushmem/device.h> gets
+ * the device state with shmemx_ze_module_init (a ze_module_handle_t), after
+ * shmem_init and before its kernels run: it writes the module's global
+ * ushmem_device_state. Returns 0, or nonzero after a message. */
+void *shmemx_ze_context(void);
+void *shmemx_ze_device(void);
+int shmemx_ze_module_init(void *module);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,8 @@
 # Installs what ushmem needs to build, test and benchmark on Debian 12.
 set -euo pipefail
 packages=(build-essential meson ninja-build pkg-config check libpmix-dev
-          openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin libze-dev libze1)
+          openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin libze-dev libze1
+          clang-15 llvm-spirv-15 spirv-tools)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -34,6 +34,11 @@ static void print_backends(void)
                status == USHMEM_OK ? "available" : ushmemi_status_string(status));
         if (status == USHMEM_OK)
             ops->close(dev);
+        if (ops->describe != NULL) {
+            char text[4096];
+            ops->describe(text, sizeof(text));
+            printf("%s", text);
+        }
     }
 }
 

@@ -44,12 +44,22 @@
 #ifndef USHMEM_DEVICE_H
 #define USHMEM_DEVICE_H
 
+#if !defined(__OPENCL_C_VERSION__) /* OpenCL C has none: ring.h defines the types */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#endif
 
 #include <ushmem/detail/device_state.h>
 #include <ushmem/detail/ring.h>
+
+#if defined(__OPENCL_C_VERSION__) /* `local` is an OpenCL C keyword; see ring.h */
+#pragma push_macro("local")
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wkeyword-macro"
+#define local ushmemi_local
+#pragma clang diagnostic pop
+#endif
 
 /* ---- Compiler-specific helpers: the only place that knows the toolchain. ----
  * USHMEM_DEVICE_FN: qualifiers of every function in this header.
@@ -65,7 +75,13 @@
  * ushmemi_dev_group_rank/size/sync(scope): the threads that make one
  *   cooperative call (scope 0: the thread, 1: its warp, 2: its block).
  * ushmemi_dev_copy_group(): copies bytes to or from mapped peer memory, the
- *   group's threads sharing the work. */
+ *   group's threads sharing the work.
+ * ushmemi_dev_memcpy / ushmemi_dev_memzero: memcpy and memset to zero for one
+ *   thread's own small objects (OpenCL C has no <string.h>).
+ * ushmemi_dev_longlong / _ulonglong: the types of the longlong and ulonglong
+ *   calls, 64 bits (OpenCL C's long long would be 128).
+ * ushmemi_dev_proxy_reaches(p): 1 when the proxy thread can reach p, else
+ *   the bytes travel in the ring when USHMEMI_DEV_RESULTS_IN_RING is 1. */
 #if defined(__CUDACC__)
 /* CUDA (host and device passes of nvcc), with or without relocatable device
  * code. Each translation unit holds its own __constant__ copy of the state:
@@ -79,6 +95,8 @@
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 #define USHMEM_DEVICE_FN static inline __host__ __device__
+typedef long long ushmemi_dev_longlong;
+typedef unsigned long long ushmemi_dev_ulonglong;
 static __constant__ struct ushmem_device_state ushmemi_cuda_state;
 
 /* Writes this module's copy (ushmemi_device_register, device_state.h);
@@ -286,6 +304,14 @@ USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t 
     else
         ushmemi_dev_copy_words<char>(d, s, n, rank, size);
 }
+USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
+{
+    memset(dst, 0, n);
+}
 
 /* A GPU thread's registers, local and shared memory are out of the proxy
  * thread's reach: through the proxy, values of p, g and fetching atomics,
@@ -302,6 +328,248 @@ USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
 #endif
 }
 
+#elif defined(__OPENCL_C_VERSION__)
+/* OpenCL C for Intel GPUs: compiled to SPIR-V (clang -cl-std=CL2.0 or
+ * CL3.0 -target spir64, then llvm-spirv) for a Level Zero module. It needs
+ * the generic address space, because every call takes plain pointers that
+ * may name the heap (__global), a work-group's __local memory or private
+ * variables. OpenCL C 2.0 has it; 3.0 has it as an optional feature, as it
+ * has program-scope globals and acquire-release and sequentially consistent
+ * atomics at all-devices scope. 64-bit atomics need cl_khr_int64_base_atomics
+ * and cl_khr_int64_extended_atomics, the double calls cl_khr_fp64. ring.h
+ * and the check below stop the compile, naming what is missing.
+ *
+ * The state: each module (SPIR-V binary) holds one program-scope copy, named
+ * ushmem_device_state, as each CUDA translation unit holds its own. The ze
+ * backend writes it from the host's copy, as CUDA's registrar does: at
+ * shmem_init for the modules created before it, at once for a module
+ * created later, by finding it with zeModuleGetGlobalPointer(module,
+ * "ushmem_device_state", ...) and copying the struct there before any
+ * kernel of the module runs. Until then it is zero (version 0).
+ *
+ * Work-items have no thread-local storage, so as on CUDA each submission
+ * starts from a zeroed producer and quiet waits for every ticket handed out.
+ * A warp is a sub-group (cl_khr_subgroups, or the 3.0 feature
+ * __opencl_c_subgroups): its cooperative calls are made by every work-item
+ * of the sub-group, in converged control flow, unlike CUDA's active-lane
+ * groups. Without sub-groups a work-item is its own warp. A block is the
+ * work-group. The proxy thread reaches __global memory (Level Zero's device,
+ * host and shared allocations), which to_global() tells apart from private
+ * and __local memory; those travel in the ring. */
+#if __OPENCL_C_VERSION__ >= 300 && (!defined(__opencl_c_program_scope_global_variables) || \
+                                    !defined(__opencl_c_atomic_order_seq_cst))
+#error "ushmem device API: OpenCL C 3.0 needs program-scope global variables and seq_cst atomics"
+#endif
+#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)
+#define USHMEMI_DEV_CL_SUBGROUPS 1
+#else
+#define USHMEMI_DEV_CL_SUBGROUPS 0
+#endif
+#define USHMEM_DEVICE_FN static inline
+typedef long ushmemi_dev_longlong;
+typedef unsigned long ushmemi_dev_ulonglong;
+__global struct ushmem_device_state ushmem_device_state;
+
+USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
+{
+    return &ushmem_device_state;
+}
+USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
+{
+    return scratch;
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
+{
+    return ushmem_ring_load_acquire(&r->tail);
+}
+/* Every atomic is at all-devices scope (SPIR-V CrossDevice): the other side
+ * is another process's GPU or the host. */
+#define USHMEMI_DEV_CL_SCOPE memory_scope_all_svm_devices
+USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)
+{
+    return atomic_load_explicit((volatile atomic_uint *)p, memory_order_acquire,
+                                USHMEMI_DEV_CL_SCOPE);
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
+{
+    return atomic_load_explicit((volatile atomic_ulong *)p, memory_order_acquire,
+                                USHMEMI_DEV_CL_SCOPE);
+}
+/* Acquire-release, as in the C branch; a set is a release store. */
+USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
+{
+    volatile atomic_uint *a = (volatile atomic_uint *)p;
+    switch (op) {
+    case USHMEM_RING_AMO_FETCH:
+        return atomic_load_explicit(a, memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_SET:
+        atomic_store_explicit(a, v, memory_order_release, USHMEMI_DEV_CL_SCOPE);
+        return 0;
+    case USHMEM_RING_AMO_SWAP:
+        return atomic_exchange_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_CSWAP:
+        atomic_compare_exchange_strong_explicit(a, &cmp, v, memory_order_acq_rel,
+                                                memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
+        return cmp;
+    case USHMEM_RING_AMO_ADD:
+        return atomic_fetch_add_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_AND:
+        return atomic_fetch_and_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_OR:
+        return atomic_fetch_or_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    default:
+        return atomic_fetch_xor_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    }
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
+{
+    volatile atomic_ulong *a = (volatile atomic_ulong *)p;
+    switch (op) {
+    case USHMEM_RING_AMO_FETCH:
+        return atomic_load_explicit(a, memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_SET:
+        atomic_store_explicit(a, v, memory_order_release, USHMEMI_DEV_CL_SCOPE);
+        return 0;
+    case USHMEM_RING_AMO_SWAP:
+        return atomic_exchange_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_CSWAP:
+        atomic_compare_exchange_strong_explicit(a, &cmp, v, memory_order_acq_rel,
+                                                memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
+        return cmp;
+    case USHMEM_RING_AMO_ADD:
+        return atomic_fetch_add_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_AND:
+        return atomic_fetch_and_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    case USHMEM_RING_AMO_OR:
+        return atomic_fetch_or_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    default:
+        return atomic_fetch_xor_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
+    }
+}
+/* SPIR-V has no one-way reduction: an atomic whose result is unused. */
+USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
+{
+    ushmemi_dev_rmw32(p, op, v, 0);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
+{
+    ushmemi_dev_rmw64(p, op, v, 0);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
+{
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, USHMEMI_DEV_CL_SCOPE);
+}
+/* Work-items that share a cooperative call: scope 0 the work-item alone,
+ * 1 its sub-group, 2 its work-group. */
+USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
+{
+    if (scope == 2)
+        return (unsigned)get_local_linear_id();
+#if USHMEMI_DEV_CL_SUBGROUPS
+    if (scope == 1)
+        return get_sub_group_local_id();
+#endif
+    return 0;
+}
+USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
+{
+    if (scope == 2)
+        return (unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2));
+#if USHMEMI_DEV_CL_SUBGROUPS
+    if (scope == 1)
+        return get_sub_group_size();
+#endif
+    return 1;
+}
+USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
+{
+    if (scope == 2)
+        work_group_barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+#if USHMEMI_DEV_CL_SUBGROUPS
+    else if (scope == 1)
+        sub_group_barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+#endif
+}
+/* Copies n bytes with `size` work-items, this one being `rank`, in words of
+ * type W (dst and src share their alignment modulo sizeof(W)), four words in
+ * flight per work-item as on CUDA; one function per word type, since
+ * OpenCL C has no templates. */
+#define USHMEMI_DEV_CL_COPY_WORDS(W)                                                   \
+    USHMEM_DEVICE_FN void ushmemi_dev_copy_##W(char *dst, const char *src, size_t n,   \
+                                               unsigned rank, unsigned size)           \
+    {                                                                                  \
+        size_t head = (sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1); \
+        if (head > n)                                                                  \
+            head = n;                                                                  \
+        for (size_t i = rank; i < head; i += size)                                     \
+            dst[i] = src[i];                                                           \
+        W *d = (W *)(dst + head);                                                      \
+        const W *s = (const W *)(src + head);                                          \
+        size_t nw = (n - head) / sizeof(W), i = rank, step = size;                     \
+        for (; i + 3 * step < nw; i += 4 * step) {                                     \
+            W v0 = s[i], v1 = s[i + step], v2 = s[i + 2 * step], v3 = s[i + 3 * step]; \
+            d[i] = v0;                                                                 \
+            d[i + step] = v1;                                                          \
+            d[i + 2 * step] = v2;                                                      \
+            d[i + 3 * step] = v3;                                                      \
+        }                                                                              \
+        for (; i < nw; i += step)                                                      \
+            d[i] = s[i];                                                               \
+        for (size_t j = head + nw * sizeof(W) + rank; j < n; j += step)                \
+            dst[j] = src[j];                                                           \
+    }
+USHMEMI_DEV_CL_COPY_WORDS(uint4)
+USHMEMI_DEV_CL_COPY_WORDS(ulong)
+USHMEMI_DEV_CL_COPY_WORDS(uint)
+#undef USHMEMI_DEV_CL_COPY_WORDS
+USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n, unsigned rank,
+                                             unsigned size)
+{
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
+
+    /* One aligned word (p, g, a flag): one load and one store, so that a
+     * waiting PE never sees it half written. */
+    if (size == 1 && (n & (n - 1)) == 0 && n <= 16 && (((uintptr_t)d | skew) & (n - 1)) == 0) {
+        switch (n) {
+        case 1: *d = *s; return;
+        case 2: *(ushort *)d = *(const ushort *)s; return;
+        case 4: *(uint *)d = *(const uint *)s; return;
+        case 8: *(ulong *)d = *(const ulong *)s; return;
+        default: *(uint4 *)d = *(const uint4 *)s; return;
+        }
+    }
+    if ((skew & 15) == 0) {
+        ushmemi_dev_copy_uint4(d, s, n, rank, size);
+    } else if ((skew & 7) == 0) {
+        ushmemi_dev_copy_ulong(d, s, n, rank, size);
+    } else if ((skew & 3) == 0) {
+        ushmemi_dev_copy_uint(d, s, n, rank, size);
+    } else {
+        for (size_t i = rank; i < n; i += size)
+            d[i] = s[i];
+    }
+}
+USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((char *)dst)[i] = ((const char *)src)[i];
+}
+USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((char *)dst)[i] = 0;
+}
+/* The proxy thread cannot reach a work-item's private or __local memory:
+ * through the proxy, values of p, g and fetching atomics, and puts from or
+ * gets into such memory, travel in the ring (FLAG_INLINE, FLAG_RESULT). */
+#define USHMEMI_DEV_RESULTS_IN_RING 1
+USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
+{
+    return to_global(p) != NULL;
+}
+
 #elif defined(SYCL_LANGUAGE_VERSION)
 /* SYCL: sycl::atomic_ref<..., sycl::memory_scope::system> for the atomics, a
  * device global for the state, and a zeroed producer per submission as in
@@ -314,6 +582,8 @@ USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
  * C++23 has no _Atomic). libushmem defines the state and the per-thread
  * producer. */
 #define USHMEM_DEVICE_FN static inline
+typedef long long ushmemi_dev_longlong;
+typedef unsigned long long ushmemi_dev_ulonglong;
 #if defined(__cplusplus)
 #define USHMEMI_DEV_ATOMIC(T) T
 #define USHMEMI_DEV_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -340,8 +610,25 @@ extern thread_local struct ushmem_ring_producer ushmem_device_producer;
                                             memory_order_acquire)
 #define USHMEMI_DEV_FETCH(p, OP, v) atomic_fetch_##OP##_explicit((p), (v), memory_order_acq_rel)
 #define USHMEMI_DEV_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#if defined(USHMEM_DEVICE_MODULE)
+/* A device module in C: code that a Level Zero driver loads as a native
+ * module and runs in a process of its own (the ze test driver's helper, the
+ * stand-in for a GPU). The module holds its own state, which the host fills
+ * with shmemx_ze_module_init (zeModuleGetGlobalPointer and a copy), and
+ * each work-item (a thread there) its own producer; weak, so that several
+ * translation units of one module share them. The proxy thread runs in the
+ * program's process and reaches no memory of the module's process but
+ * device and host allocations, which it moves with the copy engine: values
+ * travel in the ring. */
+__attribute__((weak, visibility("default"))) struct ushmem_device_state ushmem_device_state;
+__attribute__((weak)) _Thread_local struct ushmem_ring_producer ushmem_device_producer;
+#ifndef USHMEMI_DEV_RESULTS_IN_RING
+#define USHMEMI_DEV_RESULTS_IN_RING 1
+#endif
+#else
 extern struct ushmem_device_state ushmem_device_state;
 extern _Thread_local struct ushmem_ring_producer ushmem_device_producer;
+#endif
 #endif
 USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
 {
@@ -427,6 +714,14 @@ USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t 
     (void)size;
     memcpy(dst, src, n);
 }
+USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
+{
+    memset(dst, 0, n);
+}
 /* The proxy thread reaches a host thread's memory. A test may define
  * USHMEMI_DEV_RESULTS_IN_RING to 1 to send values through the ring as CUDA
  * code does. */
@@ -440,6 +735,7 @@ USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
 }
 #endif
 /* ---- End of the compiler-specific helpers. ---- */
+USHMEM_RING_STATIC_ASSERT(sizeof(ushmemi_dev_longlong) == 8, "the longlong calls are 64-bit");
 
 #define USHMEM_CMP_EQ 0
 #define USHMEM_CMP_NE 1
@@ -517,21 +813,21 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit_in_ring(const struct ushmem_device_stat
 
     for (uint64_t done = 0; done < nbytes; done += 8) {
         uint64_t n = nbytes - done < 8 ? nbytes - done : 8, word = 0;
-        memset(&req, 0, sizeof(req));
+        ushmemi_dev_memzero(&req, sizeof(req));
         req.op = (uint8_t)(put ? USHMEM_RING_OP_PUT : USHMEM_RING_OP_GET);
         req.flags = (uint8_t)(put ? USHMEM_RING_FLAG_INLINE : USHMEM_RING_FLAG_RESULT);
         req.pe = pe;
         req.offset = ushmemi_dev_offset(s, remote) + done;
         req.value = n;
         if (put) {
-            memcpy(&word, local + done, (size_t)n);
+            ushmemi_dev_memcpy(&word, local + done, (size_t)n);
             req.local = word;
         }
         ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
         if (!put) {
             ushmem_ring_wait(s->ring, ticket);
             word = ushmem_ring_result_take(s->ring, ticket);
-            memcpy(local + done, &word, (size_t)n);
+            ushmemi_dev_memcpy(local + done, &word, (size_t)n);
         }
     }
     if (put && wait)
@@ -551,7 +847,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, un
         ushmemi_dev_submit_in_ring(s, op, pe, remote, (char *)(uintptr_t)local, value, wait);
         return;
     }
-    memset(&req, 0, sizeof(req));
+    ushmemi_dev_memzero(&req, sizeof(req));
     req.op = (uint8_t)op;
     req.pe = pe;
     req.offset = ushmemi_dev_offset(s, remote);
@@ -648,12 +944,12 @@ USHMEMI_DEV_MEM_SCOPES(USHMEMI_DEV_MEM)
     X(short, short)                                                                    \
     X(int, int)                                                                        \
     X(long, long)                                                                      \
-    X(long long, longlong)                                                             \
+    X(ushmemi_dev_longlong, longlong)                                                  \
     X(unsigned char, uchar)                                                            \
     X(unsigned short, ushort)                                                          \
     X(unsigned int, uint)                                                              \
     X(unsigned long, ulong)                                                            \
-    X(unsigned long long, ulonglong)                                                   \
+    X(ushmemi_dev_ulonglong, ulonglong)                                                \
     X(float, float)                                                                    \
     X(double, double)                                                                  \
     X(int8_t, int8)                                                                    \
@@ -730,10 +1026,10 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_bits(const void *value, size_t size)
     uint64_t b64;
 
     if (size == 4) {
-        memcpy(&b32, value, 4);
+        ushmemi_dev_memcpy(&b32, value, 4);
         return b32;
     }
-    memcpy(&b64, value, 8);
+    ushmemi_dev_memcpy(&b64, value, 8);
     return b64;
 }
 
@@ -742,9 +1038,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_unbits(uint64_t bits, void *value, size_t size
     uint32_t b32 = (uint32_t)bits;
 
     if (size == 4)
-        memcpy(value, &b32, 4);
+        ushmemi_dev_memcpy(value, &b32, 4);
     else
-        memcpy(value, &bits, 8);
+        ushmemi_dev_memcpy(value, &bits, 8);
 }
 
 /* One atomic of class `cls` on a 4- or 8-byte word; returns the old bits
@@ -772,7 +1068,7 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
             return ushmemi_dev_rmw32((uint32_t *)target, op, (uint32_t)value, (uint32_t)compare);
         return ushmemi_dev_rmw64((uint64_t *)target, op, value, compare);
     }
-    memset(&req, 0, sizeof(req));
+    ushmemi_dev_memzero(&req, sizeof(req));
     req.op = USHMEM_RING_OP_AMO;
     req.amo_op = (uint8_t)op;
     req.amo_type = (uint8_t)type;
@@ -795,7 +1091,7 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
         result = ushmem_ring_result_take(s->ring, ticket);
     if (size == 4) {
         uint32_t old;
-        memcpy(&old, &result, 4);
+        ushmemi_dev_memcpy(&old, &result, 4);
         return old;
     }
     return result;
@@ -806,10 +1102,10 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
 #define USHMEM_DEVICE_AMO_STD_TYPES(X)                                                 \
     X(int, int, 'i')                                                                   \
     X(long, long, 'i')                                                                 \
-    X(long long, longlong, 'i')                                                        \
+    X(ushmemi_dev_longlong, longlong, 'i')                                             \
     X(unsigned int, uint, 'u')                                                         \
     X(unsigned long, ulong, 'u')                                                       \
-    X(unsigned long long, ulonglong, 'u')                                              \
+    X(ushmemi_dev_ulonglong, ulonglong, 'u')                                           \
     X(int32_t, int32, 'i')                                                             \
     X(int64_t, int64, 'i')                                                             \
     X(uint32_t, uint32, 'u')                                                           \
@@ -823,7 +1119,7 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
 #define USHMEM_DEVICE_AMO_BIT_TYPES(X)                                                 \
     X(unsigned int, uint, 'u')                                                         \
     X(unsigned long, ulong, 'u')                                                       \
-    X(unsigned long long, ulonglong, 'u')                                              \
+    X(ushmemi_dev_ulonglong, ulonglong, 'u')                                           \
     X(int32_t, int32, 'i')                                                             \
     X(int64_t, int64, 'i')                                                             \
     X(uint32_t, uint32, 'u')                                                           \
@@ -927,7 +1223,7 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
         struct ushmem_ring_request req;
         struct ushmem_ring_producer scratch = {0, 0};
 
-        memset(&req, 0, sizeof(req));
+        ushmemi_dev_memzero(&req, sizeof(req));
         req.op = USHMEM_RING_OP_FENCE;
         req.pe = s->my_pe;
         ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
@@ -1174,4 +1470,7 @@ USHMEM_DEVICE_FN void ushmemx_fcollectmem_block(void *dest, const void *src, siz
     ushmemi_dev_block_barrier();
 }
 
+#if defined(__OPENCL_C_VERSION__)
+#pragma pop_macro("local")
+#endif
 #endif

@@ -11,11 +11,17 @@
 
 /* GPU backends go first when they exist (USHMEM_HAVE_ZE, USHMEM_HAVE_CUDA), so
  * that "auto" prefers a GPU and falls back to host memory. */
+#if USHMEM_HAVE_ZE
+extern const struct ushmemi_device_ops ushmemi_device_ze_ops; /* ze.c */
+#endif
 #if USHMEM_HAVE_CUDA
 extern const struct ushmemi_device_ops ushmemi_device_cuda_ops; /* cuda*.c */
 #endif
 
 const struct ushmemi_device_ops *const ushmemi_device_backends[] = {
+#if USHMEM_HAVE_ZE
+    &ushmemi_device_ze_ops,
+#endif
 #if USHMEM_HAVE_CUDA
     &ushmemi_device_cuda_ops,
 #endif

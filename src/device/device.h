@@ -176,6 +176,18 @@ struct ushmemi_device_ops {
                                      struct ushmemi_ptr_attr *attr_p);
     ushmem_status_t (*p2p_probe)(struct ushmemi_device *dev, const struct ushmemi_device_id *peer,
                                  struct ushmemi_p2p_caps *caps_p);
+    /* Optional (NULL): lines for ushmem_info about the driver and devices
+     * this backend sees, whether or not it can open one. */
+    void (*describe)(char *buf, size_t len);
+    /* Optional (NULL): the driver's own handle named by what ("context",
+     * "device"), for programs that create device code themselves; NULL when
+     * there is none. */
+    void *(*native_handle)(struct ushmemi_device *dev, const char *what);
+    /* Optional (NULL): writes size bytes at data into the global `name` of
+     * a module of device code the program created (a ze_module_handle_t),
+     * complete when it returns. */
+    ushmem_status_t (*module_global)(struct ushmemi_device *dev, void *module, const char *name,
+                                     const void *data, size_t size);
 };
 
 /* Backends compiled into this build, in order of preference, NULL-terminated. */

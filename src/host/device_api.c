@@ -257,6 +257,13 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
              * neither. */
             if (dev_api.ipc_ce == NULL) {
                 status = create_ipc_ce();
+                if (status == USHMEM_ERR_UNSUPPORTED)
+                    ushmemi_error("shmem_init: device API: PE %d would send requests for PE %d "
+                                  "through the proxy thread, over the copy engine, but the %s "
+                                  "backend cannot run the proxy's atomics on device memory (it "
+                                  "has no kernel of its own for them yet); use the direct road "
+                                  "(unset USHMEM_DEVICE_ROUTE=proxy) between mapped peers",
+                                  ushmemi_g.my_pe, pe, ushmemi_g.dev_ops->name);
                 if (status != USHMEM_OK)
                     return status;
             }
@@ -440,4 +447,51 @@ void ushmemi_device_api_fini(void)
     if (dev_api.peers != NULL && ushmemi_g.heap_base != NULL)
         ushmemi_heap_free(dev_api.peers);
     dev_api.peers = NULL;
+}
+
+static void *native_handle(const char *what)
+{
+    if (!ushmemi_g.initialized || ushmemi_g.dev_ops->native_handle == NULL)
+        return NULL;
+    return ushmemi_g.dev_ops->native_handle(ushmemi_g.dev, what);
+}
+
+USHMEMI_API void *shmemx_ze_context(void)
+{
+    return strcmp(ushmemi_g.dev_ops != NULL ? ushmemi_g.dev_ops->name : "", "ze") == 0
+               ? native_handle("context")
+               : NULL;
+}
+
+USHMEMI_API void *shmemx_ze_device(void)
+{
+    return strcmp(ushmemi_g.dev_ops != NULL ? ushmemi_g.dev_ops->name : "", "ze") == 0
+               ? native_handle("device")
+               : NULL;
+}
+
+USHMEMI_API int shmemx_ze_module_init(void *module)
+{
+    const char *call = "shmemx_ze_module_init";
+
+    ushmemi_check_init(call);
+    if (strcmp(ushmemi_g.dev_ops->name, "ze") != 0 || ushmemi_g.dev_ops->module_global == NULL) {
+        ushmemi_error("%s: PE %d runs the %s backend, not ze: there is no Level Zero module to "
+                      "initialise", call, ushmemi_g.my_pe, ushmemi_g.dev_ops->name);
+        return 1;
+    }
+    if (module == NULL) {
+        ushmemi_error("%s: PE %d: module is NULL", call, ushmemi_g.my_pe);
+        return 1;
+    }
+    ushmem_status_t status = ushmemi_g.dev_ops->module_global(
+        ushmemi_g.dev, module, "ushmem_device_state", &ushmem_device_state,
+        sizeof(ushmem_device_state));
+    if (status != USHMEM_OK) {
+        ushmemi_error("%s: PE %d cannot write the device state into module %p (its code must "
+                      "include <ushmem/device.h>): %s", call, ushmemi_g.my_pe, module,
+                      ushmemi_status_string(status));
+        return 1;
+    }
+    return 0;
 }

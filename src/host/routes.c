@@ -216,6 +216,9 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
 
     /* Step 2: facts, and whether a fabric would be used. */
     uint8_t need_fabric = 0;
+    /* The first pair and class that would take the fabric, for messages. */
+    int fabric_pe = -1;
+    enum ushmemi_op_class fabric_cls = USHMEMI_CLASS_RMA;
     for (int pe = 0; pe < n && status == USHMEM_OK; pe++) {
         status = pair_facts(&cards[me], &cards[pe], &caps[pe]);
         if (status == USHMEM_OK)
@@ -227,9 +230,15 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
         struct ushmemi_pair_caps assumed = caps[pe];
         assumed.fabric_rma = assumed.fabric_atomics = assumed.fabric_hmem = true;
         ushmemi_route_decide(me, pe, &assumed, &plans[pe]);
-        for (int c = 0; c < USHMEMI_CLASS_COUNT; c++)
-            if (is_fabric(plans[pe].cls[c].route))
-                need_fabric = 1;
+        for (int c = 0; c < USHMEMI_CLASS_COUNT; c++) {
+            if (!is_fabric(plans[pe].cls[c].route))
+                continue;
+            need_fabric = 1;
+            if (fabric_pe < 0) {
+                fabric_pe = pe;
+                fabric_cls = (enum ushmemi_op_class)c;
+            }
+        }
     }
     /* Joined even after a local failure, so that no PE waits for this one. */
     ushmem_status_t ex = oob->allgather(oob->ctx, &need_fabric, need, 1);
@@ -254,11 +263,16 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
         status = open_fabric(oob);
         if (status == USHMEM_ERR_UNSUPPORTED && ushmemi_g.heap_is_device &&
             !ushmemi_settings.fabric_staging) {
-            ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric, the "
+            char pair[320] = " (another PE reaches this one over the fabric)";
+            if (fabric_pe >= 0)
+                snprintf(pair, sizeof(pair), " (PE %d -> PE %d: %s over the fabric, because %s)",
+                         me, fabric_pe, ushmemi_op_class_name(fabric_cls),
+                         plans[fabric_pe].cls[fabric_cls].why);
+            ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric%s, the "
                           "symmetric heap is %s device memory, and the fabric cannot take device "
                           "memory (no FI_HMEM provider, or registering the device heap failed: "
                           "see above); %suse a libfabric with GPU-RMA for this device",
-                          me, ushmemi_g.dev_ops->name,
+                          me, pair, ushmemi_g.dev_ops->name,
                           ushmemi_g.heap_host_backed ? "set USHMEM_FABRIC_STAGING=1 to carry RMA "
                                                        "through host bounce buffers, or "
                                                        : "");

@@ -7,7 +7,15 @@
 # at the top of src/transport/decide.c and the per-target unification of
 # atomics in src/host/routes.c.
 #
-# usage: matrix.sh --list
+# With MATRIX_BACKEND=ze the PEs run the ze backend on the Level Zero test
+# driver (its ZE_ENABLE_ALT_DRIVERS in the environment), one device each
+# (UZT_DEVICES), linked by Xe Link or, with a fixture tree, by PCIe with a
+# driver that claims P2P atomics (UZT_LINK=pcie-atomics): the AtomicOps
+# probe must overrule it. The heap is then device memory that this fabric
+# cannot take, so a pair whose atomics need the fabric fails at init, naming
+# the pair and the reason.
+#
+# usage: matrix.sh --list | --list-ze
 #        matrix.sh CASE NPES OSHRUN MPE_MATRIX MAKE_PCIE_FIXTURES
 set -u
 
@@ -27,7 +35,7 @@ TO1_3="rma=sd amo=spd,dpd,dps signal=spd,dpd,dps sync=spd,dpd,dps"
 NO_ATOMICS_MSG='shmem_init: PE [0-9] -> PE [0-9]: atomics, signals, and synchronisation have no route: the device backend reports no native atomics between the two GPUs, and the fabric offers no FI_ATOMIC; connect the GPUs by NVLink/Xe Link,? or use a fabric with FI_ATOMIC$'
 PCIE_NO_MSG='shmem_init: PE [0-9] -> PE [0-9]: atomics, signals, and synchronisation have no route: the GPUs are linked by PCIe without AtomicOps \(the config-space probe found a requester not enabled, a port that does not route AtomicOps, egress blocking or no 64-bit completer on the path\), and the fabric offers no FI_ATOMIC; enable AtomicOps in the BIOS, connect the GPUs by NVLink/Xe Link,? or use a fabric with FI_ATOMIC$'
 PCIE_UNKNOWN_MSG='shmem_init: PE [0-9] -> PE [0-9]: atomics, signals, and synchronisation have no route: the GPUs are linked by PCIe and AtomicOps on the path could not be verified \(config space unreadable or the path not visible in sysfs\) while USHMEM_STRICT=1, and the fabric offers no FI_ATOMIC; set USHMEM_STRICT=0 to trust the path, connect the GPUs by NVLink/Xe Link,? or use a fabric with FI_ATOMIC$'
-DEVICE_HEAP_MSG='shmem_init: PE [0-9]: a peer is reachable only through the fabric, the symmetric heap is cpu device memory, and the fabric cannot take device memory .*set USHMEM_FABRIC_STAGING=1'
+DEVICE_HEAP_MSG='shmem_init: PE [0-9]: a peer is reachable only through the fabric \(PE [0-9] -> PE [0-9]: RMA over the fabric, because .*\), the symmetric heap is cpu device memory, and the fabric cannot take device memory .*set USHMEM_FABRIC_STAGING=1'
 UNVERIFIED_PROXY_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(source [0-9a-f:.]+ shows only 64 bytes of config space \(reading all of it needs CAP_SYS_ADMIN\)\), so atomics go through the proxy; set USHMEM_STRICT=0'
 UNVERIFIED_TRUSTED_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(source [0-9a-f:.]+ shows only 64 bytes of config space \(reading all of it needs CAP_SYS_ADMIN\)\); GPU atomics are used because USHMEM_STRICT=0'
 
@@ -36,6 +44,15 @@ ipc0-tcp ipc0-shm staged-tcp device-heap-refused
 pcie-enabled pcie-requester-disabled pcie-requester-disabled-strict0 pcie-no-routing
 pcie-egress-blocked pcie-no-64bit-completer pcie-unreadable pcie-unreadable-strict0
 pcie-no-fabric-atomics pcie-unreadable-no-fabric-atomics pcie-not-in-sysfs bdfs-malformed"
+
+ZE_CASES="default same-device p2p-atomics-0 no-atomics-anywhere ipc0-tcp pcie-enabled
+pcie-requester-disabled pcie-no-routing pcie-egress-blocked pcie-unreadable
+pcie-unreadable-strict0 pcie-no-fabric-atomics pcie-not-in-sysfs"
+# The ze refusal when some pair's class needs the fabric (CLASS: RMA or atomics).
+ze_fabric_msg()
+{
+    echo "shmem_init: PE [0-9]: a peer is reachable only through the fabric \\((PE [0-9] -> PE [0-9]: $1 over the fabric, because [^)]*(\\([^)]*\\)[^)]*)*|another PE reaches this one over the fabric)\\), the symmetric heap is ze device memory, and the fabric cannot take device memory"
+}
 
 # Sets ENV (VAR=value words), FIXTURE (a make_pcie_fixtures.py case, whose
 # GPUs the PEs pose as; BDFS replaces their addresses), and either EXPECT (routes) or FAIL (a regex that
@@ -97,11 +114,25 @@ define_case()
     pcie-requester-disabled*) [ "$n" = 2 ] && EXPECT=$FROM0_2 || EXPECT=$FROM0_3 ;;
     pcie-egress-blocked | pcie-no-64bit-completer) [ "$n" = 2 ] && EXPECT=$TO1_2 || EXPECT=$TO1_3 ;;
     esac
+    [ "${MATRIX_BACKEND:-cpu}" = ze ] || return 0
+    # On the ze device heap: same-device is one device for all, and every
+    # case whose atomics (or RMA) would take the fabric is refused at init.
+    case $2 in
+    same-device) ENV="UZT_DEVICES=1" ;;
+    p2p-atomics-0 | no-atomics-anywhere | pcie-requester-disabled | pcie-no-routing | \
+        pcie-egress-blocked | pcie-unreadable | pcie-not-in-sysfs | pcie-no-fabric-atomics)
+        EXPECT="" FAIL=$(ze_fabric_msg atomics) ANY_PE=1 WARN="" ;;
+    ipc0-tcp) EXPECT="" FAIL=$(ze_fabric_msg RMA) ANY_PE=1 ;;
+    esac
     return 0
 }
 
 if [ "${1:-}" = "--list" ]; then
     echo $CASES
+    exit 0
+fi
+if [ "${1:-}" = "--list-ze" ]; then
+    echo $ZE_CASES
     exit 0
 fi
 if [ $# -ne 5 ]; then
@@ -124,7 +155,15 @@ if [ -n "$FIXTURE" ]; then
     python3 "$fixtures" "$work/sys" "$FIXTURE" || exit 1
     bdfs=$(python3 -c 'import sys; print(",".join(sys.argv[2].split(",")[:int(sys.argv[1])]))' \
         "$npes" "${BDFS:-0000:3b:00.0,0000:3c:00.0,0000:5e:00.0}")
-    envs+=(USHMEM_SYSFS_ROOT="$work/sys" USHMEM_CPU_PCI_BDFS="$bdfs")
+    envs+=(USHMEM_SYSFS_ROOT="$work/sys")
+    if [ "${MATRIX_BACKEND:-cpu}" = ze ]; then
+        envs+=(UZT_PCI_BDFS="$bdfs" UZT_LINK=pcie-atomics)
+    else
+        envs+=(USHMEM_CPU_PCI_BDFS="$bdfs")
+    fi
+fi
+if [ "${MATRIX_BACKEND:-cpu}" = ze ]; then
+    envs=(USHMEM_BACKEND=ze "UZT_DEVICES=$npes" "${envs[@]}")
 fi
 
 echo "matrix.sh: case $name, $npes PEs: ${envs[*]}"

@@ -15,8 +15,10 @@
 #ifndef USHMEM_DETAIL_DEVICE_STATE_H
 #define USHMEM_DETAIL_DEVICE_STATE_H
 
+#if !defined(__OPENCL_C_VERSION__) /* OpenCL C has neither: ring.h defines the types */
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #include <ushmem/detail/ring.h>
 
@@ -73,6 +75,7 @@ struct ushmem_device_state {
  * the host's copy; shmem_init calls the functions registered for its
  * backend, and a module registered after init is written at once. The
  * function returns NULL, or what failed. */
+#if !defined(__OPENCL_C_VERSION__) /* host code; OpenCL C has no function pointers */
 typedef const char *(*ushmem_device_fill_fn)(const struct ushmem_device_state *state);
 #ifdef __cplusplus
 extern "C" {
@@ -80,6 +83,7 @@ extern "C" {
 void ushmemi_device_register(const char *backend, ushmem_device_fill_fn fill);
 #ifdef __cplusplus
 }
+#endif
 #endif
 
 USHMEM_RING_STATIC_ASSERT(sizeof(void *) == 8, "the device state assumes 64-bit pointers");

@@ -42,8 +42,33 @@
 #ifndef USHMEM_DETAIL_RING_H
 #define USHMEM_DETAIL_RING_H
 
+#if defined(__OPENCL_C_VERSION__)
+/* OpenCL C has no standard headers. Its types have the widths of the
+ * <stdint.h> ones (size_t, ptrdiff_t, intptr_t and uintptr_t are built in),
+ * so the layouts below are the same bytes. */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+#ifndef offsetof
+#define offsetof(type, member) __builtin_offsetof(type, member)
+#endif
+/* `local` is an OpenCL C keyword (the __local address space) and here the
+ * name of a request's field: the keyword is hidden until the end of the
+ * header (and of device.h, which includes it). */
+#pragma push_macro("local")
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wkeyword-macro"
+#define local ushmemi_local
+#pragma clang diagnostic pop
+#else
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 /* Bumped on any change to the layout or the protocol above. */
 #define USHMEM_RING_VERSION 2
@@ -122,6 +147,50 @@ USHMEM_RING_INLINE void ushmem_ring_yield(void)
  * sycl::memory_scope::system, sycl::access::address_space::global_space>
  * for the three accessors, and a short spin for pause and yield. */
 #error "ushmem ring: the SYCL atomics are not written yet"
+
+#elif defined(__OPENCL_C_VERSION__)
+/* OpenCL C 2.0, or 3.0 with the generic address space (device.h says why),
+ * compiled to SPIR-V for Level Zero. The ring is host memory the device
+ * reaches; its words are plain 64-bit words reached through atomic_ulong
+ * views at all-devices scope (memory_scope_all_svm_devices, SPIR-V
+ * CrossDevice), because the consumer is a host thread. OpenCL has no way
+ * to pause or sleep a work-item, so a poll loop only spins. */
+#if __OPENCL_C_VERSION__ < 200 ||                                                      \
+    (__OPENCL_C_VERSION__ >= 300 &&                                                     \
+     (!defined(__opencl_c_generic_address_space) ||                                     \
+      !defined(__opencl_c_atomic_scope_all_devices) || !defined(__opencl_c_atomic_order_acq_rel)))
+#error "ushmem: OpenCL C 2.0, or 3.0 with the generic address space and acquire-release atomics at all-devices scope"
+#endif
+#if !defined(cl_khr_int64_base_atomics) || !defined(cl_khr_int64_extended_atomics)
+#error "ushmem: OpenCL C needs cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics"
+#endif
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+typedef ulong ushmem_ring_word_t;
+#define USHMEM_RING_INLINE static inline
+USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
+{
+    return atomic_load_explicit((volatile atomic_ulong *)p, memory_order_acquire,
+                                memory_scope_all_svm_devices);
+}
+USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
+{
+    atomic_store_explicit((volatile atomic_ulong *)p, v, memory_order_release,
+                          memory_scope_all_svm_devices);
+}
+USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
+{
+    return atomic_fetch_add_explicit((volatile atomic_ulong *)p, v, memory_order_relaxed,
+                                     memory_scope_all_svm_devices);
+}
+USHMEM_RING_INLINE void ushmem_ring_pause(void)
+{
+}
+USHMEM_RING_INLINE void ushmem_ring_yield(void)
+{
+}
+/* OpenCL C is C99-based: _Static_assert is Clang's extension there. */
+#define USHMEM_RING_STATIC_ASSERT(cond, msg) __extension__ _Static_assert(cond, msg)
 
 #elif defined(__cplusplus)
 /* Host C++ (GCC and Clang): the same word as the C11 branch, reached through
@@ -428,4 +497,7 @@ USHMEM_RING_INLINE void ushmem_ring_quiet(struct ushmem_ring_header *r,
         ushmem_ring_backoff(&spins);
 }
 
+#if defined(__OPENCL_C_VERSION__)
+#pragma pop_macro("local")
+#endif
 #endif
