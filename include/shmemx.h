@@ -70,33 +70,11 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *sour
  * member adds in member order, so floating-point results are identical on
  * all of them. dest may be source itself; long double is not offered (GPUs
  * have no such type). */
-#define USHMEMX_ON_STREAM_INT_SUM_TYPES(X)                                      \
-    X(char, char)                                                              \
-    X(schar, signed char)                                                      \
-    X(short, short)                                                            \
-    X(int, int)                                                                \
-    X(long, long)                                                              \
-    X(longlong, long long)                                                     \
-    X(ptrdiff, ptrdiff_t)                                                      \
-    X(uchar, unsigned char)                                                    \
-    X(ushort, unsigned short)                                                  \
-    X(uint, unsigned int)                                                      \
-    X(ulong, unsigned long)                                                    \
-    X(ulonglong, unsigned long long)                                           \
-    X(int8, int8_t)                                                            \
-    X(int16, int16_t)                                                          \
-    X(int32, int32_t)                                                          \
-    X(int64, int64_t)                                                          \
-    X(uint8, uint8_t)                                                          \
-    X(uint16, uint16_t)                                                        \
-    X(uint32, uint32_t)                                                        \
-    X(uint64, uint64_t)                                                        \
-    X(size, size_t)
 #define USHMEMX_DECL_SUM_ON_STREAM(name, type)                                  \
     int shmemx_##name##_sum_reduce_on_stream(shmem_team_t team, type *dest,    \
                                              const type *source, size_t nreduce, \
                                              CUstream stream);
-USHMEMX_ON_STREAM_INT_SUM_TYPES(USHMEMX_DECL_SUM_ON_STREAM)
+USHMEMI_COLL_INT_TYPES(USHMEMX_DECL_SUM_ON_STREAM)
 USHMEMX_DECL_SUM_ON_STREAM(float, float)
 USHMEMX_DECL_SUM_ON_STREAM(double, double)
 USHMEMX_DECL_SUM_ON_STREAM(complexf, float _Complex)

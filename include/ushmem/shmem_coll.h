@@ -36,6 +36,13 @@
     X(size, size_t)
 
 #define USHMEMI_COLL_MINMAX_TYPES(X)                                           \
+    USHMEMI_COLL_INT_TYPES(X)                                                 \
+    X(float, float)                                                           \
+    X(double, double)                                                         \
+    X(longdouble, long double)
+
+/* The integer types of the min/max and sum reductions. */
+#define USHMEMI_COLL_INT_TYPES(X)                                              \
     X(char, char)                                                             \
     X(schar, signed char)                                                     \
     X(short, short)                                                           \
@@ -56,10 +63,7 @@
     X(uint16, uint16_t)                                                       \
     X(uint32, uint32_t)                                                       \
     X(uint64, uint64_t)                                                       \
-    X(size, size_t)                                                           \
-    X(float, float)                                                           \
-    X(double, double)                                                         \
-    X(longdouble, long double)
+    X(size, size_t)
 
 #define USHMEMI_COLL_COMPLEX_TYPES(X)                                          \
     X(complexd, double _Complex)                                              \

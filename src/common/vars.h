@@ -57,6 +57,10 @@
     X(cpu_no_p2p, "USHMEM_CPU_NO_P2P", BOOL, "0",                                    \
       "Testing: 1 makes the cpu backend report no peer access between its PEs, as GPUs " \
       "without P2P, so that local peers are not mapped and go over the fabric")         \
+    X(ze_kernels, "USHMEM_ZE_KERNELS", STRING, "",                                   \
+      "A module of the ze backend's own kernels (the proxy's device atomic) in the "    \
+      "driver's native format, for a Level Zero driver that takes no SPIR-V (the CPU "  \
+      "test driver); empty: none, and the proxy road on a ze device heap is refused")   \
     X(cpu_pci_bdfs, "USHMEM_CPU_PCI_BDFS", STRING, "",                                \
       "Testing: comma-separated PCI addresses, one per local rank, that the cpu backend " \
       "reports as its device's; two PEs with addresses are linked by PCIe (one device " \

@@ -680,50 +680,6 @@ static void cpu_unshare_static(struct ushmemi_device *dev, void *start, size_t l
     close(r.fd);
 }
 
-/* Host threads have no streams to order work on. */
-static ushmem_status_t cpu_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
-                                       const void *src, size_t len)
-{
-    (void)dev, (void)stream, (void)dst, (void)src, (void)len;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t cpu_stream_write64(struct ushmemi_device *dev, void *stream,
-                                          uint64_t *addr, uint64_t value)
-{
-    (void)dev, (void)stream, (void)addr, (void)value;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t cpu_stream_wait64(struct ushmemi_device *dev, void *stream,
-                                         const uint64_t *addr, uint64_t value,
-                                         enum ushmemi_stream_cmp cmp)
-{
-    (void)dev, (void)stream, (void)addr, (void)value, (void)cmp;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t cpu_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
-                                      const void *const *srcs, int nsrc,
-                                      enum ushmemi_sum_kind kind, size_t count)
-{
-    (void)dev, (void)stream, (void)dst, (void)srcs, (void)nsrc, (void)kind, (void)count;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t cpu_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
-                                        void **ptr_p)
-{
-    (void)dev, (void)stream, (void)size, (void)ptr_p;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t cpu_stream_free(struct ushmemi_device *dev, void *stream, void *ptr)
-{
-    (void)dev, (void)stream, (void)ptr;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
 const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .size = sizeof(struct ushmemi_device_ops),
     .name = "cpu",
@@ -743,12 +699,12 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .memset = cpu_memset,
     .sync = cpu_sync,
     .amo = cpu_amo,
-    .stream_copy = cpu_stream_copy,
-    .stream_write64 = cpu_stream_write64,
-    .stream_wait64 = cpu_stream_wait64,
-    .stream_sum = cpu_stream_sum,
-    .stream_alloc = cpu_stream_alloc,
-    .stream_free = cpu_stream_free,
+    .stream_copy = ushmemi_no_stream_copy,
+    .stream_write64 = ushmemi_no_stream_write64,
+    .stream_wait64 = ushmemi_no_stream_wait64,
+    .stream_sum = ushmemi_no_stream_sum,
+    .stream_alloc = ushmemi_no_stream_alloc,
+    .stream_free = ushmemi_no_stream_free,
     .pointer_query = cpu_pointer_query,
     .p2p_probe = cpu_p2p_probe,
 };

@@ -121,3 +121,47 @@ const char *ushmemi_link_name(enum ushmemi_link_kind link)
     }
     return "unknown";
 }
+
+/* The stream operations of a backend without streams (cpu, ze). */
+ushmem_status_t ushmemi_no_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
+                                       const void *src, size_t len)
+{
+    (void)dev, (void)stream, (void)dst, (void)src, (void)len;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+ushmem_status_t ushmemi_no_stream_write64(struct ushmemi_device *dev, void *stream,
+                                          uint64_t *addr, uint64_t value)
+{
+    (void)dev, (void)stream, (void)addr, (void)value;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+ushmem_status_t ushmemi_no_stream_wait64(struct ushmemi_device *dev, void *stream,
+                                         const uint64_t *addr, uint64_t value,
+                                         enum ushmemi_stream_cmp cmp)
+{
+    (void)dev, (void)stream, (void)addr, (void)value, (void)cmp;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+ushmem_status_t ushmemi_no_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
+                                      const void *const *srcs, int nsrc,
+                                      enum ushmemi_sum_kind kind, size_t count)
+{
+    (void)dev, (void)stream, (void)dst, (void)srcs, (void)nsrc, (void)kind, (void)count;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+ushmem_status_t ushmemi_no_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
+                                        void **ptr_p)
+{
+    (void)dev, (void)stream, (void)size, (void)ptr_p;
+    return USHMEM_ERR_UNSUPPORTED;
+}
+
+ushmem_status_t ushmemi_no_stream_free(struct ushmemi_device *dev, void *stream, void *ptr)
+{
+    (void)dev, (void)stream, (void)ptr;
+    return USHMEM_ERR_UNSUPPORTED;
+}

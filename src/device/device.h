@@ -202,4 +202,19 @@ extern const struct ushmemi_device_ops ushmemi_device_cpu_ops;
 
 const char *ushmemi_link_name(enum ushmemi_link_kind link);
 
+/* The stream operations of a backend without streams: ERR_UNSUPPORTED. */
+ushmem_status_t ushmemi_no_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
+                                       const void *src, size_t len);
+ushmem_status_t ushmemi_no_stream_write64(struct ushmemi_device *dev, void *stream,
+                                          uint64_t *addr, uint64_t value);
+ushmem_status_t ushmemi_no_stream_wait64(struct ushmemi_device *dev, void *stream,
+                                         const uint64_t *addr, uint64_t value,
+                                         enum ushmemi_stream_cmp cmp);
+ushmem_status_t ushmemi_no_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
+                                      const void *const *srcs, int nsrc,
+                                      enum ushmemi_sum_kind kind, size_t count);
+ushmem_status_t ushmemi_no_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
+                                        void **ptr_p);
+ushmem_status_t ushmemi_no_stream_free(struct ushmemi_device *dev, void *stream, void *ptr);
+
 #endif

@@ -17,6 +17,7 @@
 #include <level_zero/ze_api.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,8 +27,11 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/vars.h"
 #include "device.h"
 #include "node_id.h"
+
+#include <ushmem/detail/ring.h>
 
 /* Entry points of API 1.4 that the backend needs: a loader without one of
  * them cannot run it. */
@@ -61,7 +65,15 @@
     X(zeEventDestroy)                                                                    \
     X(zeEventHostSynchronize)                                                            \
     X(zeEventHostReset)                                                                  \
-    X(zeModuleGetGlobalPointer)
+    X(zeModuleGetGlobalPointer)                                                          \
+    X(zeModuleCreate)                                                                    \
+    X(zeModuleDestroy)                                                                   \
+    X(zeKernelCreate)                                                                    \
+    X(zeKernelDestroy)                                                                   \
+    X(zeKernelSetGroupSize)                                                              \
+    X(zeKernelSetArgumentValue)                                                          \
+    X(zeCommandListAppendLaunchKernel)                                                   \
+    X(zeDeviceGetModuleProperties)
 
 /* Looked up, and done without when absent. */
 #define ZE_OPTIONAL(X)                                                                   \
@@ -109,6 +121,13 @@ struct ushmemi_device {
     ze_command_list_handle_t list;
     ze_event_pool_handle_t pool;
     ze_event_handle_t done; /* signalled at the end of the list by sync */
+    /* The backend's own kernels (the proxy's atomic), loaded by the first
+     * atomic, on a compute list of their own. */
+    bool kernels_tried;
+    ze_module_handle_t module;
+    ze_kernel_handle_t amo;
+    ze_command_list_handle_t compute;
+    uint64_t *amo_old; /* host memory: where the kernel leaves the old value */
 };
 
 static const char *result_name(ze_result_t r)
@@ -355,6 +374,14 @@ static void ze_close(struct ushmemi_device *dev)
 {
     if (dev == NULL)
         return;
+    if (dev->amo != NULL)
+        ze.zeKernelDestroy(dev->amo);
+    if (dev->module != NULL)
+        ze.zeModuleDestroy(dev->module);
+    if (dev->compute != NULL)
+        ze.zeCommandListDestroy(dev->compute);
+    if (dev->amo_old != NULL)
+        ze.zeMemFree(dev->ctx, dev->amo_old);
     if (dev->done != NULL)
         ze.zeEventDestroy(dev->done);
     if (dev->pool != NULL)
@@ -604,56 +631,148 @@ static ushmem_status_t ze_sync(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
-/* Atomics on device memory need a kernel, and stream-ordered work needs
- * streams: neither is in this backend yet. */
+/* The module of the backend's own kernels, in a format the driver takes:
+ * SPIR-V is not built into this version, so only a driver that takes native
+ * modules can have one, from USHMEM_ZE_KERNELS (the CPU test driver's:
+ * test/unit/ze/ze_backend_kernels.c). Each kernel takes its arguments as
+ * Level Zero passes them, whatever the format. */
+static ushmem_status_t load_kernels(struct ushmemi_device *dev)
+{
+    const char *path = ushmemi_settings.ze_kernels;
+    if (path == NULL || path[0] == '\0') {
+        ushmemi_debug("ze backend: no module of the backend's kernels (USHMEM_ZE_KERNELS is "
+                      "empty, and no SPIR-V is built in)");
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        ushmemi_error("ze backend: USHMEM_ZE_KERNELS=%s cannot be opened: %s", path,
+                      strerror(errno));
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    ushmem_status_t status = USHMEM_ERR_NO_MEMORY;
+    unsigned char *bytes = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)n)) != NULL &&
+        fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+        ushmemi_error("ze backend: USHMEM_ZE_KERNELS=%s: short read", path);
+        status = USHMEM_ERR_IO;
+        goto out;
+    }
+    if (bytes == NULL)
+        goto out;
+    ze_module_desc_t mdesc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                              .format = ZE_MODULE_FORMAT_NATIVE,
+                              .inputSize = (size_t)n,
+                              .pInputModule = bytes};
+    ze_result_t r = ze.zeModuleCreate(dev->ctx, dev->handle, &mdesc, &dev->module, NULL);
+    if (r != ZE_RESULT_SUCCESS) {
+        dev->module = NULL;
+        status = fail("zeModuleCreate", r, "native module %s (USHMEM_ZE_KERNELS), %ld bytes",
+                      path, n);
+        goto out;
+    }
+    ze_kernel_desc_t kdesc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
+                              .pKernelName = "ushmemi_ze_amo"};
+    if ((r = ze.zeKernelCreate(dev->module, &kdesc, &dev->amo)) != ZE_RESULT_SUCCESS) {
+        dev->amo = NULL;
+        status = fail("zeKernelCreate", r, "ushmemi_ze_amo in %s", path);
+        goto out;
+    }
+    if ((r = ze.zeKernelSetGroupSize(dev->amo, 1, 1, 1)) != ZE_RESULT_SUCCESS) {
+        status = fail("zeKernelSetGroupSize", r, "ushmemi_ze_amo, 1");
+        goto out;
+    }
+    uint32_t ngroups = 0, compute = UINT32_MAX;
+    ze.zeDeviceGetCommandQueueGroupProperties(dev->handle, &ngroups, NULL);
+    ze_command_queue_group_properties_t groups[16];
+    if (ngroups > 16)
+        ngroups = 16;
+    for (uint32_t i = 0; i < ngroups; i++)
+        groups[i] = (ze_command_queue_group_properties_t){
+            .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES};
+    ze.zeDeviceGetCommandQueueGroupProperties(dev->handle, &ngroups, groups);
+    for (uint32_t i = 0; i < ngroups && compute == UINT32_MAX; i++)
+        if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE)
+            compute = i;
+    if (compute == UINT32_MAX) {
+        ushmemi_error("ze backend: device %d has no command queue group that computes",
+                      dev->ordinal);
+        status = USHMEM_ERR_UNSUPPORTED;
+        goto out;
+    }
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .ordinal = compute,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    r = ze.zeCommandListCreateImmediate(dev->ctx, dev->handle, &qdesc, &dev->compute);
+    if (r != ZE_RESULT_SUCCESS) {
+        dev->compute = NULL;
+        status = fail("zeCommandListCreateImmediate", r, "compute ordinal %u", compute);
+        goto out;
+    }
+    status = ze_host_alloc(dev, sizeof(uint64_t), (void **)&dev->amo_old);
+out:
+    free(bytes);
+    fclose(f);
+    return status;
+}
+
+/* One atomic in a one-work-item kernel of the backend's own, after the
+ * copies queued before it (the copy list is drained first). */
 static ushmem_status_t ze_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                               uint64_t operand, uint64_t compare, uint64_t *old_p)
 {
-    (void)dev, (void)addr, (void)op, (void)size, (void)operand, (void)compare, (void)old_p;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t ze_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
-                                      const void *src, size_t len)
-{
-    (void)dev, (void)stream, (void)dst, (void)src, (void)len;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t ze_stream_write64(struct ushmemi_device *dev, void *stream, uint64_t *addr,
-                                         uint64_t value)
-{
-    (void)dev, (void)stream, (void)addr, (void)value;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t ze_stream_wait64(struct ushmemi_device *dev, void *stream,
-                                        const uint64_t *addr, uint64_t value,
-                                        enum ushmemi_stream_cmp cmp)
-{
-    (void)dev, (void)stream, (void)addr, (void)value, (void)cmp;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t ze_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
-                                     const void *const *srcs, int nsrc,
-                                     enum ushmemi_sum_kind kind, size_t count)
-{
-    (void)dev, (void)stream, (void)dst, (void)srcs, (void)nsrc, (void)kind, (void)count;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t ze_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
-                                       void **ptr_p)
-{
-    (void)dev, (void)stream, (void)size, (void)ptr_p;
-    return USHMEM_ERR_UNSUPPORTED;
-}
-
-static ushmem_status_t ze_stream_free(struct ushmemi_device *dev, void *stream, void *ptr)
-{
-    (void)dev, (void)stream, (void)ptr;
-    return USHMEM_ERR_UNSUPPORTED;
+    if ((size != 4 && size != 8) || ((uintptr_t)addr & (size - 1)) != 0 ||
+        op >= USHMEM_RING_AMO_OP_COUNT) {
+        ushmemi_error("ze backend: atomic op %u of %zu bytes at %p refused", op, size, addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ze_sync(dev);
+    if (status != USHMEM_OK)
+        return status;
+    pthread_mutex_lock(&dev->lock);
+    if (!dev->kernels_tried) {
+        dev->kernels_tried = true;
+        if ((status = load_kernels(dev)) != USHMEM_OK && dev->amo != NULL) {
+            ze.zeKernelDestroy(dev->amo);
+            dev->amo = NULL;
+        }
+    }
+    if (dev->amo == NULL || dev->compute == NULL || dev->amo_old == NULL) {
+        pthread_mutex_unlock(&dev->lock);
+        return status != USHMEM_OK ? status : USHMEM_ERR_UNSUPPORTED;
+    }
+    uint32_t wide = size == 8;
+    const void *old = dev->amo_old;
+    const struct {
+        size_t size;
+        const void *value;
+    } args[] = {{sizeof(addr), &addr},       {sizeof(operand), &operand},
+                {sizeof(compare), &compare}, {sizeof(old), &old},
+                {sizeof(op), &op},           {sizeof(wide), &wide}};
+    ze_result_t r = ZE_RESULT_SUCCESS;
+    const char *call = "zeKernelSetArgumentValue";
+    for (uint32_t i = 0; i < sizeof(args) / sizeof(args[0]) && r == ZE_RESULT_SUCCESS; i++)
+        r = ze.zeKernelSetArgumentValue(dev->amo, i, args[i].size, args[i].value);
+    ze_group_count_t one = {1, 1, 1};
+    if (r == ZE_RESULT_SUCCESS) {
+        call = "zeCommandListAppendLaunchKernel";
+        r = ze.zeCommandListAppendLaunchKernel(dev->compute, dev->amo, &one, dev->done, 0, NULL);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+        call = "zeEventHostSynchronize";
+        r = ze.zeEventHostSynchronize(dev->done, UINT64_MAX);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+        call = "zeEventHostReset";
+        r = ze.zeEventHostReset(dev->done);
+    }
+    if (r == ZE_RESULT_SUCCESS && old_p != NULL)
+        *old_p = *(volatile uint64_t *)dev->amo_old;
+    pthread_mutex_unlock(&dev->lock);
+    if (r != ZE_RESULT_SUCCESS)
+        return fail(call, r, "atomic op %u of %zu bytes at %p", op, size, addr);
+    return USHMEM_OK;
 }
 
 static int ordinal_of(struct ushmemi_device *dev, ze_device_handle_t h)
@@ -871,12 +990,12 @@ const struct ushmemi_device_ops ushmemi_device_ze_ops = {
     .memset = ze_memset,
     .sync = ze_sync,
     .amo = ze_amo,
-    .stream_copy = ze_stream_copy,
-    .stream_write64 = ze_stream_write64,
-    .stream_wait64 = ze_stream_wait64,
-    .stream_sum = ze_stream_sum,
-    .stream_alloc = ze_stream_alloc,
-    .stream_free = ze_stream_free,
+    .stream_copy = ushmemi_no_stream_copy,
+    .stream_write64 = ushmemi_no_stream_write64,
+    .stream_wait64 = ushmemi_no_stream_wait64,
+    .stream_sum = ushmemi_no_stream_sum,
+    .stream_alloc = ushmemi_no_stream_alloc,
+    .stream_free = ushmemi_no_stream_free,
     .pointer_query = ze_pointer_query,
     .p2p_probe = ze_p2p_probe,
     .describe = ze_describe,

@@ -261,8 +261,9 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
                     ushmemi_error("shmem_init: device API: PE %d would send requests for PE %d "
                                   "through the proxy thread, over the copy engine, but the %s "
                                   "backend cannot run the proxy's atomics on device memory (it "
-                                  "has no kernel of its own for them yet); use the direct road "
-                                  "(unset USHMEM_DEVICE_ROUTE=proxy) between mapped peers",
+                                  "has no module of its own kernels: on ze, USHMEM_ZE_KERNELS "
+                                  "names one); use the direct road (unset "
+                                  "USHMEM_DEVICE_ROUTE=proxy) between mapped peers",
                                   ushmemi_g.my_pe, pe, ushmemi_g.dev_ops->name);
                 if (status != USHMEM_OK)
                     return status;

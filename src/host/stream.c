@@ -345,7 +345,7 @@ static int sum_on_stream(const char *call, shmem_team_t team, void *dest, const 
         return sum_on_stream(call, team, dest, source, nreduce * (per), kind, stream);       \
     }
 #define DEF_INT_SUM_ON_STREAM(name, type) DEF_SUM_ON_STREAM(name, type, INT_KIND(type), 1)
-USHMEMX_ON_STREAM_INT_SUM_TYPES(DEF_INT_SUM_ON_STREAM)
+USHMEMI_COLL_INT_TYPES(DEF_INT_SUM_ON_STREAM)
 DEF_SUM_ON_STREAM(float, float, USHMEMI_SUM_F32, 1)
 DEF_SUM_ON_STREAM(double, double, USHMEMI_SUM_F64, 1)
 DEF_SUM_ON_STREAM(complexf, float _Complex, USHMEMI_SUM_F32, 2)

@@ -38,21 +38,20 @@
  *
  * Variables (read once, at the first zeInit)
  * ------------------------------------------
- * UZT_DEVICES=N       devices on the node, 1..16 (default 1); device
- *                                i is the same physical device in every process
- * ZE_AFFINITY_MASK=i,j,...       plain indices: the devices zeDeviceGet returns
- *                                (identities do not change; unknown indices are
- *                                ignored, other syntax fails zeInit)
- * UZT_LINK=xelink|pcie|pcie-atomics|none   (default xelink) between
- *                                distinct devices: P2P ACCESS|ATOMICS, ACCESS,
- *                                ACCESS|ATOMICS (claimed without AtomicOps), 0;
- *                                xelink also gives each pair a fabric edge of
- *                                model "XeLink" (zeFabricEdgeGetExp), the others
- *                                none
- * UZT_PCI_BDFS=0000:3b:00.0,...   one PCI address per device
- *                                (default 0000:<0x10+i>:00.0)
- * UZT_HELPER=path     the helper executable
- * UZT_SHARED_LOG=path each zeMemAllocShared call appends a line
+ * UZT_DEVICES=N             devices on the node, 1..16 (default 1); device i
+ *                           is the same physical device in every process
+ * ZE_AFFINITY_MASK=i,j,...  plain indices: the devices zeDeviceGet returns
+ *                           (identities do not change; unknown indices are
+ *                           ignored, other syntax fails zeInit)
+ * UZT_LINK=xelink|pcie|pcie-atomics|none   (default xelink) between distinct
+ *                           devices: P2P ACCESS|ATOMICS, ACCESS, ACCESS|ATOMICS
+ *                           (claimed without AtomicOps), 0; xelink also gives
+ *                           each pair a fabric edge of model "XeLink"
+ *                           (zeFabricEdgeGetExp), the others none
+ * UZT_PCI_BDFS=0000:3b:00.0,...  one PCI address per device
+ *                           (default 0000:<0x10+i>:00.0)
+ * UZT_HELPER=path           the helper executable
+ * UZT_SHARED_LOG=path       each zeMemAllocShared call appends a line
  * A malformed value makes zeInit fail with ZE_RESULT_ERROR_UNINITIALIZED and a
  * line on stderr. Every message of the driver starts with "ze test driver:".
  *
