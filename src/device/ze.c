@@ -631,17 +631,93 @@ static ushmem_status_t ze_sync(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
+/* The atomic kernel of a loaded module, and a compute list to run it on. */
+static ushmem_status_t finish_kernels(struct ushmemi_device *dev, const char *from)
+{
+    ze_result_t r;
+    ze_kernel_desc_t kdesc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
+                              .pKernelName = "ushmemi_ze_amo"};
+    if ((r = ze.zeKernelCreate(dev->module, &kdesc, &dev->amo)) != ZE_RESULT_SUCCESS) {
+        dev->amo = NULL;
+        return fail("zeKernelCreate", r, "ushmemi_ze_amo in %s", from);
+    }
+    if ((r = ze.zeKernelSetGroupSize(dev->amo, 1, 1, 1)) != ZE_RESULT_SUCCESS) {
+        return fail("zeKernelSetGroupSize", r, "ushmemi_ze_amo, 1");
+    }
+    uint32_t ngroups = 0, compute = UINT32_MAX;
+    ze.zeDeviceGetCommandQueueGroupProperties(dev->handle, &ngroups, NULL);
+    ze_command_queue_group_properties_t groups[16];
+    if (ngroups > 16)
+        ngroups = 16;
+    for (uint32_t i = 0; i < ngroups; i++)
+        groups[i] = (ze_command_queue_group_properties_t){
+            .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES};
+    ze.zeDeviceGetCommandQueueGroupProperties(dev->handle, &ngroups, groups);
+    for (uint32_t i = 0; i < ngroups && compute == UINT32_MAX; i++)
+        if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE)
+            compute = i;
+    if (compute == UINT32_MAX) {
+        ushmemi_error("ze backend: device %d has no command queue group that computes",
+                      dev->ordinal);
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
+                                     .ordinal = compute,
+                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
+    r = ze.zeCommandListCreateImmediate(dev->ctx, dev->handle, &qdesc, &dev->compute);
+    if (r != ZE_RESULT_SUCCESS) {
+        dev->compute = NULL;
+        return fail("zeCommandListCreateImmediate", r, "compute ordinal %u", compute);
+    }
+    return ze_host_alloc(dev, sizeof(uint64_t), (void **)&dev->amo_old);
+}
+
+/* ze_kernels.cl as SPIR-V (ze_kernels_spv.c, generated at build time);
+ * empty when the build had no clang-15 and llvm-spirv-15. */
+extern const unsigned char ushmemi_ze_kernels_spv[];
+extern const size_t ushmemi_ze_kernels_spv_size;
+
+/* The SPIR-V carried in the library, when there is some and the driver
+ * takes SPIR-V 1.3. Never loaded by a real driver yet (no Intel GPU was
+ * reachable); the CPU test driver takes native modules only. */
+static bool spirv_module(struct ushmemi_device *dev, ze_module_desc_t *desc)
+{
+    if (ushmemi_ze_kernels_spv_size == 0)
+        return false;
+    ze_device_module_properties_t props = {.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES};
+    if (ze.zeDeviceGetModuleProperties(dev->handle, &props) != ZE_RESULT_SUCCESS ||
+        props.spirvVersionSupported < ZE_MAKE_VERSION(1, 3))
+        return false;
+    *desc = (ze_module_desc_t){.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
+                               .format = ZE_MODULE_FORMAT_IL_SPIRV,
+                               .inputSize = ushmemi_ze_kernels_spv_size,
+                               .pInputModule = ushmemi_ze_kernels_spv};
+    return true;
+}
+
 /* The module of the backend's own kernels, in a format the driver takes:
- * SPIR-V is not built into this version, so only a driver that takes native
- * modules can have one, from USHMEM_ZE_KERNELS (the CPU test driver's:
- * test/unit/ze/ze_backend_kernels.c). Each kernel takes its arguments as
- * Level Zero passes them, whatever the format. */
+ * the SPIR-V built in, or else a module in the driver's native format from
+ * USHMEM_ZE_KERNELS (the CPU test driver's: test/unit/ze/ze_backend_kernels.c).
+ * Each kernel takes its arguments as Level Zero passes them, whatever the
+ * format. */
 static ushmem_status_t load_kernels(struct ushmemi_device *dev)
 {
+    ze_module_desc_t spirv;
+    if (spirv_module(dev, &spirv)) {
+        ze_result_t r = ze.zeModuleCreate(dev->ctx, dev->handle, &spirv, &dev->module, NULL);
+        if (r != ZE_RESULT_SUCCESS) {
+            dev->module = NULL;
+            return fail("zeModuleCreate", r, "the backend's SPIR-V kernels, %zu bytes",
+                        ushmemi_ze_kernels_spv_size);
+        }
+        return finish_kernels(dev, "the built-in SPIR-V");
+    }
     const char *path = ushmemi_settings.ze_kernels;
     if (path == NULL || path[0] == '\0') {
         ushmemi_debug("ze backend: no module of the backend's kernels (USHMEM_ZE_KERNELS is "
-                      "empty, and no SPIR-V is built in)");
+                      "empty, and %s)", ushmemi_ze_kernels_spv_size == 0
+                                            ? "no SPIR-V is built in"
+                                            : "the driver takes no SPIR-V 1.3");
         return USHMEM_ERR_UNSUPPORTED;
     }
     FILE *f = fopen(path, "rb");
@@ -672,45 +748,7 @@ static ushmem_status_t load_kernels(struct ushmemi_device *dev)
                       path, n);
         goto out;
     }
-    ze_kernel_desc_t kdesc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC,
-                              .pKernelName = "ushmemi_ze_amo"};
-    if ((r = ze.zeKernelCreate(dev->module, &kdesc, &dev->amo)) != ZE_RESULT_SUCCESS) {
-        dev->amo = NULL;
-        status = fail("zeKernelCreate", r, "ushmemi_ze_amo in %s", path);
-        goto out;
-    }
-    if ((r = ze.zeKernelSetGroupSize(dev->amo, 1, 1, 1)) != ZE_RESULT_SUCCESS) {
-        status = fail("zeKernelSetGroupSize", r, "ushmemi_ze_amo, 1");
-        goto out;
-    }
-    uint32_t ngroups = 0, compute = UINT32_MAX;
-    ze.zeDeviceGetCommandQueueGroupProperties(dev->handle, &ngroups, NULL);
-    ze_command_queue_group_properties_t groups[16];
-    if (ngroups > 16)
-        ngroups = 16;
-    for (uint32_t i = 0; i < ngroups; i++)
-        groups[i] = (ze_command_queue_group_properties_t){
-            .stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES};
-    ze.zeDeviceGetCommandQueueGroupProperties(dev->handle, &ngroups, groups);
-    for (uint32_t i = 0; i < ngroups && compute == UINT32_MAX; i++)
-        if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE)
-            compute = i;
-    if (compute == UINT32_MAX) {
-        ushmemi_error("ze backend: device %d has no command queue group that computes",
-                      dev->ordinal);
-        status = USHMEM_ERR_UNSUPPORTED;
-        goto out;
-    }
-    ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
-                                     .ordinal = compute,
-                                     .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
-    r = ze.zeCommandListCreateImmediate(dev->ctx, dev->handle, &qdesc, &dev->compute);
-    if (r != ZE_RESULT_SUCCESS) {
-        dev->compute = NULL;
-        status = fail("zeCommandListCreateImmediate", r, "compute ordinal %u", compute);
-        goto out;
-    }
-    status = ze_host_alloc(dev, sizeof(uint64_t), (void **)&dev->amo_old);
+    status = finish_kernels(dev, path);
 out:
     free(bytes);
     fclose(f);
