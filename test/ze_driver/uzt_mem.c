@@ -592,6 +592,13 @@ ze_result_t uzt_mem_get_ipc_handle(ze_context_handle_t hContext, const void *ptr
     h.size = a->size;
     h.dev = a->dev;
     h.node = uzt.node_hash;
+    /* Fault injection for the tests of importers: UZT_IPC_CORRUPT=size
+     * claims one page more than the allocation holds, =node another node. */
+    const char *corrupt = getenv("UZT_IPC_CORRUPT");
+    if (corrupt != NULL && strcmp(corrupt, "size") == 0)
+        h.size += UZT_PAGE;
+    else if (corrupt != NULL && strcmp(corrupt, "node") == 0)
+        h.node ^= 1;
     memset(pIpcHandle, 0, sizeof *pIpcHandle);
     memcpy(pIpcHandle->data, &h, sizeof h);
 unlock:

@@ -52,6 +52,8 @@
  *                           (default 0000:<0x10+i>:00.0)
  * UZT_HELPER=path           the helper executable
  * UZT_SHARED_LOG=path       each zeMemAllocShared call appends a line
+ * UZT_IPC_CORRUPT=size|node  (read at each zeMemGetIpcHandle) handles claim a
+ *                           page too many, or another node: importers' errors
  * A malformed value makes zeInit fail with ZE_RESULT_ERROR_UNINITIALIZED and a
  * line on stderr. Every message of the driver starts with "ze test driver:".
  *
