@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/pages.h"
 #include "../common/vars.h"
 #include "node_id.h"
 
@@ -602,18 +603,6 @@ static ushmem_status_t cpu_p2p_probe(struct ushmemi_device *dev, const struct us
     return USHMEM_OK;
 }
 
-/* Copies whole pages of the program's data segment. The copy covers every
- * global of the segment and the gaps between them, which AddressSanitizer
- * poisons as redzones: it is done word by word, outside its checks. */
-__attribute__((no_sanitize("address"))) static void copy_segment(void *dst, const void *src,
-                                                                 size_t len)
-{
-    volatile uint64_t *d = dst;
-    const volatile uint64_t *s = src;
-    for (size_t i = 0; i < len / sizeof(uint64_t); i++)
-        d[i] = s[i];
-}
-
 /* Turns a shared range back into private anonymous memory with the same
  * contents, so the program keeps its globals after shmem_finalize. */
 static void cpu_unshare_fixed(void *start, size_t len)
@@ -624,7 +613,7 @@ static void cpu_unshare_fixed(void *start, size_t len)
                      "shared", strerror(errno));
         return;
     }
-    copy_segment(copy, start, len);
+    ushmemi_copy_segment(copy, start, len);
     /* mremap moves the private copy over the shared pages in one step. */
     if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, start) == MAP_FAILED) {
         ushmemi_warn("cpu backend: cannot make the data segment private again (%s); it stays "
@@ -658,7 +647,7 @@ static ushmem_status_t cpu_share_static(struct ushmemi_device *dev, void *start,
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    copy_segment(staging, start, len);
+    ushmemi_copy_segment(staging, start, len);
     void *fixed = mmap(start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
     munmap(staging, len);
     if (fixed == MAP_FAILED) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../common/pages.h"
 #include "internal.h"
 
 /* True while the segment is on shared memory (rather than only registered
@@ -50,7 +51,7 @@ static void make_private_in_child(void)
     void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (copy == MAP_FAILED)
         return;
-    memcpy(copy, ushmemi_g.static_base, len);
+    ushmemi_copy_segment(copy, ushmemi_g.static_base, len);
     if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, ushmemi_g.static_base) == MAP_FAILED)
         munmap(copy, len);
     ushmemi_g.static_base = NULL;
