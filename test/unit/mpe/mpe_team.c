@@ -7,6 +7,7 @@
 #include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,6 +17,16 @@
 
 static int me, npes;
 static long *src, *dst; /* symmetric, allocated once: allocation is collective over the world */
+/* This PE's view of src and dst in host memory: the heap may be device
+ * memory that the CPU must not touch (the ze and cuda backends), so it is
+ * written with puts from hsrc and read with gets into hdst only. */
+static long *hsrc, *hdst;
+#define TOTAL ((size_t)N * (size_t)npes)
+
+static void put_src(void) { shmem_putmem(src, hsrc, TOTAL * sizeof(long), me); }
+static void put_dst(void) { shmem_putmem(dst, hdst, TOTAL * sizeof(long), me); }
+static void get_dst(void) { shmem_getmem(hdst, dst, TOTAL * sizeof(long), me); }
+static void get_src(void) { shmem_getmem(hsrc, src, TOTAL * sizeof(long), me); }
 
 /* World PE of member i of a team, from its own translation. */
 static int world_of(shmem_team_t team, int i)
@@ -46,45 +57,52 @@ static void exercise(shmem_team_t team, const char *what, int round)
               shmem_team_translate_pe(SHMEM_TEAM_WORLD, me, team), my);
 
     for (int i = 0; i < N * npes; i++) {
-        src[i] = value_of(me, i);
-        dst[i] = -1;
+        hsrc[i] = value_of(me, i);
+        hdst[i] = -1;
     }
+    put_src();
+    put_dst();
 
     /* broadcast from the last member */
     skew(round);
     int root = size - 1;
     MPE_CHECK(shmem_long_broadcast(team, dst, src, N, root) == 0, "%s: broadcast", what);
+    get_dst();
     for (int i = 0; i < N; i++)
-        MPE_CHECK(dst[i] == value_of(world_of(team, root), i), "%s: broadcast [%d] = %ld", what,
-                  i, dst[i]);
+        MPE_CHECK(hdst[i] == value_of(world_of(team, root), i), "%s: broadcast [%d] = %ld", what,
+                  i, hdst[i]);
 
     /* collect: member j contributes j + 1 elements */
     skew(round + 1);
     MPE_CHECK(shmem_long_collect(team, dst, src, (size_t)my + 1) == 0, "%s: collect", what);
+    get_dst();
     for (int j = 0, at = 0; j < size; j++)
         for (int i = 0; i <= j; i++, at++)
-            MPE_CHECK(dst[at] == value_of(world_of(team, j), i), "%s: collect [%d] = %ld", what,
-                      at, dst[at]);
+            MPE_CHECK(hdst[at] == value_of(world_of(team, j), i), "%s: collect [%d] = %ld", what,
+                      at, hdst[at]);
 
     /* fcollect */
     skew(round + 2);
     MPE_CHECK(shmem_long_fcollect(team, dst, src, N) == 0, "%s: fcollect", what);
+    get_dst();
     for (int j = 0; j < size; j++)
         for (int i = 0; i < N; i++)
-            MPE_CHECK(dst[j * N + i] == value_of(world_of(team, j), i), "%s: fcollect", what);
+            MPE_CHECK(hdst[j * N + i] == value_of(world_of(team, j), i), "%s: fcollect", what);
 
     /* alltoall: block j of this PE's source goes to member j */
     MPE_CHECK(shmem_long_alltoall(team, dst, src, 3) == 0, "%s: alltoall", what);
+    get_dst();
     for (int j = 0; j < size; j++)
         for (int i = 0; i < 3; i++)
-            MPE_CHECK(dst[j * 3 + i] == value_of(world_of(team, j), my * 3 + i),
-                      "%s: alltoall from member %d [%d] = %ld", what, j, i, dst[j * 3 + i]);
+            MPE_CHECK(hdst[j * 3 + i] == value_of(world_of(team, j), my * 3 + i),
+                      "%s: alltoall from member %d [%d] = %ld", what, j, i, hdst[j * 3 + i]);
 
     /* alltoalls with strides 2 (dest) and 3 (source) */
     MPE_CHECK(shmem_long_alltoalls(team, dst, src, 2, 3, 2) == 0, "%s: alltoalls", what);
+    get_dst();
     for (int j = 0; j < size; j++)
         for (int i = 0; i < 2; i++)
-            MPE_CHECK(dst[(j * 2 + i) * 2] == value_of(world_of(team, j), (my * 2 + i) * 3),
+            MPE_CHECK(hdst[(j * 2 + i) * 2] == value_of(world_of(team, j), (my * 2 + i) * 3),
                       "%s: alltoalls", what);
 
     /* reductions: sum and max of world numbers, and of the in-place kind */
@@ -95,28 +113,34 @@ static void exercise(shmem_team_t team, const char *what, int round)
             expect_max = world_of(team, j);
     }
     for (int i = 0; i < N; i++)
-        src[i] = me + i;
+        hsrc[i] = me + i;
+    put_src();
     skew(round + 3);
     MPE_CHECK(shmem_long_sum_reduce(team, dst, src, N) == 0, "%s: sum_reduce", what);
+    get_dst();
     for (int i = 0; i < N; i++)
-        MPE_CHECK(dst[i] == expect_sum + (long)i * size, "%s: sum [%d] = %ld, not %ld", what, i,
-                  dst[i], expect_sum + (long)i * size);
+        MPE_CHECK(hdst[i] == expect_sum + (long)i * size, "%s: sum [%d] = %ld, not %ld", what, i,
+                  hdst[i], expect_sum + (long)i * size);
     MPE_CHECK(shmem_long_max_reduce(team, src, src, N) == 0, "%s: max_reduce", what);
+    get_src();
     for (int i = 0; i < N; i++)
-        MPE_CHECK(src[i] == expect_max + i, "%s: in-place max [%d] = %ld", what, i, src[i]);
+        MPE_CHECK(hsrc[i] == expect_max + i, "%s: in-place max [%d] = %ld", what, i, hsrc[i]);
 
     /* 1.6 scans, inclusive and exclusive, in member order */
     for (int i = 0; i < N; i++)
-        src[i] = (long)(world_of(team, my) + 1) * (i + 1);
+        hsrc[i] = (long)(world_of(team, my) + 1) * (i + 1);
+    put_src();
     MPE_CHECK(shmem_long_sum_inscan(team, dst, src, N) == 0, "%s: inscan", what);
     MPE_CHECK(shmem_long_sum_exscan(team, src, src, N) == 0, "%s: in-place exscan", what);
+    get_dst();
+    get_src();
     long below = 0;
     for (int j = 0; j < my; j++)
         below += world_of(team, j) + 1;
     for (int i = 0; i < N; i++) {
         long ex = below * (i + 1), in = ex + (long)(me + 1) * (i + 1);
-        MPE_CHECK(dst[i] == in, "%s: inscan [%d] = %ld, not %ld", what, i, dst[i], in);
-        MPE_CHECK(src[i] == ex, "%s: exscan [%d] = %ld, not %ld", what, i, src[i], ex);
+        MPE_CHECK(hdst[i] == in, "%s: inscan [%d] = %ld, not %ld", what, i, hdst[i], in);
+        MPE_CHECK(hsrc[i] == ex, "%s: exscan [%d] = %ld, not %ld", what, i, hsrc[i], ex);
     }
 
     MPE_CHECK(shmem_team_sync(team) == 0, "%s: team_sync", what);
@@ -161,7 +185,9 @@ int main(void)
     npes = shmem_n_pes();
     src = shmem_malloc(N * sizeof(long) * (size_t)npes);
     dst = shmem_malloc(N * sizeof(long) * (size_t)npes);
-    MPE_CHECK(src && dst, "shmem_malloc");
+    hsrc = malloc(N * sizeof(long) * (size_t)npes);
+    hdst = malloc(N * sizeof(long) * (size_t)npes);
+    MPE_CHECK(src && dst && hsrc && hdst, "allocation");
 
     MPE_CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes, "world size");
     MPE_CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me, "world rank");
@@ -267,6 +293,10 @@ int main(void)
     shmem_barrier_all();
     if (me == 0)
         printf("PE 0: team checks passed on %d PEs\n", npes);
+    free(hdst);
+    free(hsrc);
+    shmem_free(dst);
+    shmem_free(src);
     shmem_finalize();
     return 0;
 }
