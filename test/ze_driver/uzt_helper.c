@@ -625,26 +625,7 @@ static void enqueue(const unsigned char *msg, size_t len)
 
 static void reply(const struct uzt_reply *rep, int fd)
 {
-    struct iovec iov = {(void *)rep, sizeof *rep};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    ssize_t n;
-
-    if (fd >= 0) {
-        memset(&ctl, 0, sizeof ctl);
-        msg.msg_control = ctl.space;
-        msg.msg_controllen = sizeof ctl.space;
-        ctl.h.cmsg_level = SOL_SOCKET;
-        ctl.h.cmsg_type = SCM_RIGHTS;
-        ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(&ctl.h), &fd, sizeof fd);
-    }
-    while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    if (n != (ssize_t)sizeof *rep)
+    if (uzt_send_with_fd(sock, rep, sizeof *rep, fd) != (ssize_t)sizeof *rep)
         _exit(0); /* the application is gone */
 }
 

@@ -449,30 +449,6 @@ static ze_result_t helper_gone(const char *what, int err)
     return ZE_RESULT_ERROR_DEVICE_LOST;
 }
 
-static ssize_t send_with_fd(const void *buf, size_t len, int fd)
-{
-    struct iovec iov = {(void *)buf, len};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    ssize_t n;
-
-    if (fd >= 0) {
-        memset(&ctl, 0, sizeof ctl);
-        msg.msg_control = ctl.space;
-        msg.msg_controllen = sizeof ctl.space;
-        ctl.h.cmsg_level = SOL_SOCKET;
-        ctl.h.cmsg_type = SCM_RIGHTS;
-        ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(&ctl.h), &fd, sizeof fd);
-    }
-    while ((n = sendmsg(uzt.sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    return n;
-}
-
 static ssize_t recv_with_fd(void *buf, size_t len, int *fd_p)
 {
     struct iovec iov = {buf, len};
@@ -514,7 +490,7 @@ ze_result_t uzt_rpc(const struct uzt_req *req, int fd_in, struct uzt_reply *rep,
     if (r != ZE_RESULT_SUCCESS)
         return r;
     pthread_mutex_lock(&uzt.sock_lock);
-    n = send_with_fd(req, sizeof *req, fd_in);
+    n = uzt_send_with_fd(uzt.sock, req, sizeof *req, fd_in);
     if (n != (ssize_t)sizeof *req) {
         r = helper_gone("send", n < 0 ? errno : 0);
         goto unlock;
@@ -540,7 +516,7 @@ ze_result_t uzt_post(const void *msg, size_t len)
     if (r != ZE_RESULT_SUCCESS)
         return r;
     pthread_mutex_lock(&uzt.sock_lock);
-    n = send_with_fd(msg, len, -1);
+    n = uzt_send_with_fd(uzt.sock, msg, len, -1);
     if (n != (ssize_t)len)
         r = helper_gone("send", n < 0 ? errno : 0);
     pthread_mutex_unlock(&uzt.sock_lock);

@@ -13,6 +13,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,6 +181,32 @@ static inline bool uzt_event_sleep(_Atomic uint32_t *word, uint64_t slice_ns)
 static inline bool uzt_seq_reached(uint32_t done, uint32_t target)
 {
     return (int32_t)(done - target) >= 0;
+}
+
+/* Sends one message on sock, with fd attached (SCM_RIGHTS) when fd >= 0;
+ * returns what sendmsg returned, retried on EINTR. */
+static inline ssize_t uzt_send_with_fd(int sock, const void *buf, size_t len, int fd)
+{
+    struct iovec iov = {(void *)buf, len};
+    union {
+        struct cmsghdr h;
+        char space[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n;
+
+    if (fd >= 0) {
+        memset(&ctl, 0, sizeof ctl);
+        msg.msg_control = ctl.space;
+        msg.msg_controllen = sizeof ctl.space;
+        ctl.h.cmsg_level = SOL_SOCKET;
+        ctl.h.cmsg_type = SCM_RIGHTS;
+        ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(&ctl.h), &fd, sizeof fd);
+    }
+    while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return n;
 }
 
 #endif
