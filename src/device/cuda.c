@@ -366,6 +366,7 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
         goto release_ctx;
     }
     pthread_mutex_init(&dev->lock, NULL);
+    pthread_mutex_init(&dev->amo_lock, NULL);
 
     char uuid_text[48];
     ushmemi_cuda_uuid_text(dev->id.uuid, uuid_text, sizeof(uuid_text));
@@ -407,6 +408,7 @@ static void cuda_close(struct ushmemi_device *dev)
         ushmemi_cuda_fail("cuDevicePrimaryCtxRelease_v2", r, "device %d", dev->ordinal);
     ushmemi_cuda_nvml_close(dev);
     pthread_mutex_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->amo_lock);
     free(dev);
 }
 

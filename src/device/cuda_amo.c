@@ -164,6 +164,9 @@ static ushmem_status_t amo_load(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
+static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                  uint64_t operand, uint64_t compare, uint64_t *old_p);
+
 ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                                  uint64_t operand, uint64_t compare, uint64_t *old_p)
 {
@@ -175,6 +178,17 @@ ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigne
     ushmem_status_t status = ushmemi_cuda_current(dev, "atomic");
     if (status != USHMEM_OK)
         return status;
+    /* The kernel leaves the old value in one shared word. */
+    pthread_mutex_lock(&dev->amo_lock);
+    status = amo_locked(dev, addr, op, size, operand, compare, old_p);
+    pthread_mutex_unlock(&dev->amo_lock);
+    return status;
+}
+
+static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                  uint64_t operand, uint64_t compare, uint64_t *old_p)
+{
+    ushmem_status_t status;
     if (dev->amo_module == NULL && (status = amo_load(dev)) != USHMEM_OK)
         return status;
     CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;

@@ -106,6 +106,7 @@ struct ushmemi_device {
     CUmodule amo_module;
     CUfunction amo_fn;
     uint64_t *amo_old; /* host-pinned: where the kernel leaves the old value */
+    pthread_mutex_t amo_lock; /* one atomic at a time: the proxy and the landing thread */
     /* The stream sum kernels (cuda_sum.c), loaded by the first sum. */
     CUmodule sum_module;
     CUfunction sum_fn[USHMEMI_SUM_KINDS];

@@ -140,7 +140,7 @@ struct ushmemi_device_ops {
      * queued before it, without the CPU touching the word: op is numbered
      * as the ring's enum ushmem_ring_amo_op, operands and the old value
      * travel as bits (a 4-byte word in the low half). Blocking; old_p may
-     * be NULL. Only the proxy thread calls it. */
+     * be NULL. Safe from any thread (the proxy, the landing thread). */
     ushmem_status_t (*amo)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                            uint64_t operand, uint64_t compare, uint64_t *old_p);
 

@@ -88,26 +88,6 @@ static void pcie_facts(const struct route_card *mine, const struct route_card *p
                       pcie.why);
 }
 
-/* Staging bounces this PE's own buffers through host memory; a peer's put
- * or atomic still lands in this PE's heap through the provider, which can do
- * that only when host RAM is underneath (the cpu backend posing as a
- * device). On real device memory that would be a provider's CPU store into
- * GPU memory, so init refuses instead. */
-static bool staging_cannot_land(void)
-{
-    if (!ushmemi_settings.fabric_staging || !ushmemi_g.heap_is_device ||
-        ushmemi_g.heap_host_backed)
-        return false;
-    ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric and "
-                  "USHMEM_FABRIC_STAGING=1 is set, but staging bounces only this PE's own "
-                  "buffers: peers' puts and atomics would land in this PE's heap, which is %s "
-                  "device memory that a fabric without GPU-RMA cannot write; use a libfabric "
-                  "with GPU-RMA (FI_HMEM) for this device, or keep the peers on one node with "
-                  "peer access (USHMEM_IPC=1)",
-                  ushmemi_g.my_pe, ushmemi_g.dev_ops->name);
-    return true;
-}
-
 static bool is_fabric(enum ushmemi_route route)
 {
     return route == USHMEMI_ROUTE_PROXY_OFI || route == USHMEMI_ROUTE_STAGED;
@@ -121,8 +101,13 @@ static ushmem_status_t open_fabric(const struct ushmemi_oob *oob)
         .dev = ushmemi_g.dev,
         .heap = ushmemi_g.heap_base,
         .heap_size = ushmemi_g.heap_size,
-        /* With staging, the fabric is only handed host memory. */
+        /* With staging, the fabric is only handed host memory: this PE's
+         * own buffers are bounced by the copy engine, and peers' operations
+         * on a device heap arrive as messages that this PE lands with its
+         * copy engine and device atomic, so no provider and no CPU ever
+         * touches the heap. */
         .heap_is_device = ushmemi_g.heap_is_device && !ushmemi_settings.fabric_staging,
+        .heap_landing = ushmemi_g.heap_is_device && ushmemi_settings.fabric_staging,
         .static_base = ushmemi_g.static_base,
         .static_size = ushmemi_g.static_size,
     };
@@ -253,12 +238,6 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
         need_fabric |= need[pe];
 
     /* Step 3: the fabric, then the real decision. */
-    if (need_fabric && staging_cannot_land()) {
-        /* Collective like the fabric's open, which every PE skips here. */
-        status = USHMEM_ERR_NO_ROUTE;
-        oob->barrier(oob->ctx);
-        goto free_tables;
-    }
     if (need_fabric) {
         status = open_fabric(oob);
         if (status == USHMEM_ERR_UNSUPPORTED && ushmemi_g.heap_is_device &&
@@ -271,11 +250,10 @@ ushmem_status_t ushmemi_routes_build(const struct ushmemi_oob *oob)
             ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric%s, the "
                           "symmetric heap is %s device memory, and the fabric cannot take device "
                           "memory (no FI_HMEM provider, or registering the device heap failed: "
-                          "see above); %suse a libfabric with GPU-RMA for this device",
-                          me, pair, ushmemi_g.dev_ops->name,
-                          ushmemi_g.heap_host_backed ? "set USHMEM_FABRIC_STAGING=1 to carry RMA "
-                                                       "through host bounce buffers, or "
-                                                       : "");
+                          "see above); set USHMEM_FABRIC_STAGING=1 to carry RMA and atomics "
+                          "through host buffers and the copy engine, or use a libfabric with "
+                          "GPU-RMA for this device",
+                          me, pair, ushmemi_g.dev_ops->name);
         } else if (status != USHMEM_OK) {
             ushmemi_error("shmem_init: PE %d: a peer is reachable only through the fabric "
                           "(USHMEM_IPC=0, another node, or no GPU peer access), and the fabric "

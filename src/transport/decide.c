@@ -18,7 +18,7 @@
  *     GPU atomics from one side and NIC atomics from the other, because the
  *     two are not atomic with respect to each other.
  *  5. SYNC takes AMO's road (collectives synchronise with atomics), except for
- *     two PEs on one device, where it is HOST_SYNC: a kernel spinning on a flag
+ *     two mapped PEs on one device, where it is HOST_SYNC: a kernel spinning on a flag
  *     that another process's kernel on the same device must set can wait
  *     forever if the device does not run the two at once, so those PEs wait
  *     on the host. HOST_SYNC is a route value of its own, not DIRECT with a
@@ -262,7 +262,8 @@ void ushmemi_route_decide(int me, int peer, const struct ushmemi_pair_caps *caps
             fabric_route(caps->fabric_atomics, caps), blocker_texts[amo_block].why};
 
     cls[USHMEMI_CLASS_SIGNAL] = cls[USHMEMI_CLASS_AMO];
-    if (caps->same_device)
+    /* Waiting on the host needs the host sync segments, mapped with the heaps. */
+    if (caps->same_device && rma_block == BLOCK_NONE)
         cls[USHMEMI_CLASS_SYNC] =
             (struct ushmemi_route_choice){USHMEMI_ROUTE_HOST_SYNC, why_host_sync};
     else

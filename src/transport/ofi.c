@@ -25,6 +25,7 @@
 struct ofi_card {
     struct ofi_remote_seg seg[USHMEMI_SEG_COUNT];
     uint32_t ok; /* 0 when this PE failed to set up: everyone fails together */
+    uint32_t heap_landing; /* its heap is reached through messages (ofi_am.c) */
     uint32_t namelen;
     uint8_t name[OFI_NAME_MAX];
 };
@@ -39,12 +40,12 @@ static unsigned api_minor(void)
     return FI_MINOR(fi_version());
 }
 
-static struct fi_info *make_hints(bool atomics, bool hmem)
+static struct fi_info *make_hints(bool atomics, bool hmem, bool msg)
 {
     struct fi_info *hints = fi_allocinfo();
     if (hints == NULL)
         return NULL;
-    hints->caps = FI_RMA | (atomics ? FI_ATOMIC : 0) | (hmem ? FI_HMEM : 0);
+    hints->caps = FI_RMA | (atomics ? FI_ATOMIC : 0) | (hmem ? FI_HMEM : 0) | (msg ? FI_MSG : 0);
     hints->mode = FI_CONTEXT | FI_CONTEXT2; /* every operation carries a fi_context2 */
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->mr_mode = OFI_MR_MODES | (hmem ? FI_MR_HMEM : 0);
@@ -54,9 +55,9 @@ static struct fi_info *make_hints(bool atomics, bool hmem)
 }
 
 /* fi_getinfo for our needs; the raw code in *rc_p for the caller's message. */
-static int query(bool atomics, bool hmem, struct fi_info **info_p)
+static int query(bool atomics, bool hmem, bool msg, struct fi_info **info_p)
 {
-    struct fi_info *hints = make_hints(atomics, hmem);
+    struct fi_info *hints = make_hints(atomics, hmem, msg);
     if (hints == NULL)
         return -FI_ENOMEM;
     int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints,
@@ -72,15 +73,15 @@ static const char *provider_filter(void)
 }
 
 /* Chooses the provider: RMA and atomics when offered, else RMA alone with
- * atomics recorded as unavailable. */
-static ushmem_status_t choose_provider(struct ushmemi_transport *t, bool hmem)
+ * atomics recorded as unavailable; with messages too when landing. */
+static ushmem_status_t choose_provider(struct ushmemi_transport *t, bool hmem, bool msg)
 {
     const char *filter = provider_filter();
-    int rc = query(true, hmem, &t->info);
+    int rc = query(true, hmem, msg, &t->info);
     if (rc == 0) {
         t->have_atomics = true;
     } else if (rc == -FI_ENODATA) {
-        rc = query(false, hmem, &t->info);
+        rc = query(false, hmem, msg, &t->info);
         if (rc == 0) {
             t->have_atomics = false;
             snprintf(t->no_atomic_why, sizeof(t->no_atomic_why),
@@ -100,10 +101,10 @@ static ushmem_status_t choose_provider(struct ushmemi_transport *t, bool hmem)
                       filter != NULL ? filter : "", fi_strerror(-rc));
         return USHMEM_ERR_UNSUPPORTED;
     }
-    ushmemi_error("ofi init on PE %d: no libfabric %u.%u provider%s%s offers FI_RMA on an "
+    ushmemi_error("ofi init on PE %d: no libfabric %u.%u provider%s%s offers FI_RMA%s on an "
                   "FI_EP_RDM endpoint (fi_getinfo: %s)", t->rank, api_major(), api_minor(),
                   filter != NULL ? " matching FI_PROVIDER=" : "", filter != NULL ? filter : "",
-                  fi_strerror(-rc));
+                  msg ? " and FI_MSG (for landing on the device heap)" : "", fi_strerror(-rc));
     return ushmemi_ofi_status(rc);
 }
 
@@ -277,13 +278,20 @@ static ushmem_status_t register_memory(struct ushmemi_transport *t,
     struct ofi_local_seg *data = &t->seg[USHMEMI_SEG_STATIC];
     heap->base = params->heap;
     heap->size = params->heap_size;
-    if (params->heap_is_device)
+    if (params->heap_landing) {
+        /* Never registered: only this PE's device touches it (ofi_am.c).
+         * Size 0 keeps it from serving as a local buffer of a transfer. */
+        heap->size = 0;
+        status = USHMEM_OK;
+    } else if (params->heap_is_device) {
         status = register_device_heap(t, params);
-    else
+    } else {
         status = ushmemi_ofi_reg(t, heap->base, heap->size, OFI_HEAP_ACCESS, &heap->mr);
+    }
     if (status != USHMEM_OK)
         return status;
-    heap->desc = fi_mr_desc(heap->mr);
+    if (heap->mr != NULL)
+        heap->desc = fi_mr_desc(heap->mr);
     if (params->static_base != NULL && params->static_size != 0) {
         /* Globals are host memory whatever the backend. */
         status = ushmemi_ofi_reg(t, params->static_base, params->static_size, OFI_HEAP_ACCESS,
@@ -318,7 +326,8 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
                                    const struct ushmemi_transport_params *params,
                                    struct ofi_card *card)
 {
-    ushmem_status_t status = choose_provider(t, params->heap_is_device != 0);
+    bool landing = params->heap_landing != 0;
+    ushmem_status_t status = choose_provider(t, params->heap_is_device != 0, landing);
     if (status != USHMEM_OK)
         return status;
     uint64_t mr_mode = (uint64_t)t->info->domain_attr->mr_mode;
@@ -339,6 +348,14 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
     status = register_memory(t, params);
     if (status != USHMEM_OK)
         return status;
+    if (landing) {
+        status = ushmemi_ofi_am_setup(t, params);
+        if (status != USHMEM_OK)
+            return status;
+        card->heap_landing = 1;
+        card->seg[USHMEMI_SEG_HEAP].base = (uint64_t)(uintptr_t)params->heap;
+        card->seg[USHMEMI_SEG_HEAP].size = params->heap_size;
+    }
 
     size_t namelen = sizeof(card->name);
     int rc = fi_getname(&t->ep->fid, card->name, &namelen);
@@ -365,6 +382,13 @@ static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct o
                           "message)", t->rank, pe);
             return USHMEM_ERR_TRANSPORT;
         }
+        if ((cards[pe].heap_landing != 0) != (t->am != NULL)) {
+            ushmemi_error("ofi init on PE %d: PE %d %s its heap through messages and this PE "
+                          "%s; USHMEM_FABRIC_STAGING and the device backend must be the same on "
+                          "every PE", t->rank, pe, cards[pe].heap_landing ? "lands" : "does not land",
+                          t->am != NULL ? "does" : "does not");
+            return USHMEM_ERR_TRANSPORT;
+        }
     }
     for (int pe = 0; pe < t->size; pe++) {
         int n = fi_av_insert(t->av, cards[pe].name, 1, &t->addrs[pe], 0, NULL);
@@ -375,6 +399,7 @@ static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct o
             return n < 0 ? ushmemi_ofi_status(n) : USHMEM_ERR_TRANSPORT;
         }
         memcpy(t->peers[pe].seg, cards[pe].seg, sizeof(t->peers[pe].seg));
+        t->peers[pe].heap_landing = cards[pe].heap_landing != 0;
     }
     return USHMEM_OK;
 }
@@ -392,6 +417,7 @@ static void release(struct ushmemi_transport *t)
             fi_close(&t->seg[i].mr->fid);
     if (t->ep != NULL)
         fi_close(&t->ep->fid);
+    ushmemi_ofi_am_release(t); /* its receives were cancelled with the endpoint */
     if (t->av != NULL)
         fi_close(&t->av->fid);
     if (t->cq != NULL)
@@ -457,8 +483,14 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
         goto release_transport;
     ushmemi_ofi_atomic_probe(t);
     note_provider_filter(t);
+    if (t->am != NULL) {
+        status = ushmemi_ofi_am_start(t);
+        if (status != USHMEM_OK)
+            goto release_transport;
+    }
 
-    if (t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL) {
+    /* Landing needs the thread whatever the provider: it lands the requests. */
+    if (t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL || t->am != NULL) {
         int err = pthread_create(&t->progress_thread, NULL, ushmemi_ofi_progress_main, t);
         if (err != 0) {
             ushmemi_error("ofi init on PE %d: cannot start the progress thread: %s", t->rank,

@@ -124,16 +124,19 @@ ushmem_status_t ushmemi_ofi_atomic(struct ushmemi_transport *t, int pe, uint64_t
                       op_names[op], pe);
         return USHMEM_ERR_INVALID_PARAM;
     }
+    size_t size = type_sizes[type];
+    ushmem_status_t status = ushmemi_ofi_check_range(t, "atomic", pe, offset, size);
+    if (status != USHMEM_OK)
+        return status;
+    /* Landing: the owner's device runs it; the provider's atomics are not used. */
+    if (ushmemi_ofi_lands(t, pe, offset))
+        return ushmemi_ofi_am_atomic(t, pe, offset, op, size, operand, compare, result);
     if (!t->amo_valid[op][type]) {
         ushmemi_error("ofi atomic %s on %s to PE %d: %s", op_names[op], type_names[type], pe,
                       t->no_atomic_why[0] != '\0' ? t->no_atomic_why
                                                   : "the provider does not offer it");
         return USHMEM_ERR_UNSUPPORTED;
     }
-    size_t size = type_sizes[type];
-    ushmem_status_t status = ushmemi_ofi_check_range(t, "atomic", pe, offset, size);
-    if (status != USHMEM_OK)
-        return status;
 
     enum ofi_xfer_kind kind;
     enum fi_op amo;

@@ -49,6 +49,21 @@
 #define OFI_AMO_OPS 8   /* enum ushmemi_amo_op */
 #define OFI_AMO_TYPES 6 /* enum ushmemi_amo_type */
 
+/* Landing (ofi_am.c): a PE whose heap is device memory that neither the
+ * fabric nor the CPU may touch takes peers' puts, gets and atomics on it as
+ * messages, and lands them with its device backend's copy engine and atomic
+ * kernel. Payloads travel in chunks of at most OFI_AM_CHUNK bytes behind a
+ * header of OFI_AM_HDR bytes; an initiator keeps at most `am_credits`
+ * requests in flight to one PE, so that the PE's posted receives (twice the
+ * credits per PE, for requests and for replies, plus slack) always have
+ * room. */
+#define OFI_AM_HDR 64
+#define OFI_AM_CHUNK (32 * 1024)
+#define OFI_AM_BUF (OFI_AM_HDR + OFI_AM_CHUNK)
+#define OFI_AM_SENDS 32
+#define OFI_AM_CREDITS_MAX 8
+#define OFI_AM_CREDITS_MIN 2
+
 /* One symmetric segment (heap, data segment) of one peer. */
 struct ofi_remote_seg {
     uint64_t key;  /* remote key */
@@ -58,6 +73,7 @@ struct ofi_remote_seg {
 
 struct ofi_peer {
     struct ofi_remote_seg seg[USHMEMI_SEG_COUNT];
+    bool heap_landing; /* its heap is reached through messages (ofi_am.c) */
 };
 
 /* One of our own segments, registered for remote access. */
@@ -70,6 +86,10 @@ struct ofi_local_seg {
 
 enum ofi_op_state { OFI_OP_PENDING, OFI_OP_DONE, OFI_OP_ORPHAN };
 
+/* What a completion belongs to: an operation somebody counts (and maybe
+ * waits for), or one of landing's message buffers. */
+enum ofi_op_role { OFI_ROLE_OP = 0, OFI_ROLE_AM_SEND, OFI_ROLE_AM_RECV };
+
 /* One operation in flight: its address is the libfabric context. */
 struct ofi_op {
     struct fi_context2 fctx; /* first: the CQ hands this pointer back */
@@ -80,6 +100,14 @@ struct ofi_op {
     struct fid_mr *tmp_mr;   /* registration of a caller buffer, closed at the end */
     const char *what;
     int pe;
+    enum ofi_op_role role;
+    /* Landing: the message buffer of an AM_SEND or AM_RECV context; for a
+     * request, where a get's reply goes and an atomic's old value. */
+    int am_buf;
+    struct ofi_op *am_req; /* AM_SEND: the request it carries, NULL for a reply */
+    void *am_dst;          /* a get's destination, NULL for an atomic */
+    size_t am_len;
+    uint64_t am_old;       /* an atomic's old value */
 };
 
 enum ofi_xfer_kind { OFI_X_WRITE, OFI_X_READ, OFI_X_FETCH, OFI_X_COMPARE };
@@ -141,6 +169,10 @@ struct ushmemi_transport {
     pthread_t progress_thread;
     bool progress_started;
     _Atomic bool stop;
+
+    /* Landing (ofi_am.c); am == NULL when neither this PE's heap nor any
+     * peer's is reached through messages. */
+    struct ofi_am *am;
 };
 
 /* Translates a negative libfabric return code into a status. */
@@ -169,6 +201,9 @@ struct ofi_op *ushmemi_ofi_op_new(const char *what, int pe, bool nbi);
 /* Waits for a blocking operation's completion and releases it (or leaves it
  * to the completion path when the wait times out). */
 ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *op);
+/* The same, handing back the landed atomic's old value (am_old) first. */
+ushmem_status_t ushmemi_ofi_op_wait_old(struct ushmemi_transport *t, struct ofi_op *op,
+                                        uint64_t *old_p);
 /* Releases an operation that was never issued. */
 void ushmemi_ofi_op_drop(struct ushmemi_transport *t, struct ofi_op *op);
 /* Progress thread body for providers with manual data progress. */
@@ -184,6 +219,35 @@ ushmem_status_t ushmemi_ofi_get_nbi(struct ushmemi_transport *t, int pe, void *d
                                     uint64_t offset, size_t len);
 ushmem_status_t ushmemi_ofi_fence(struct ushmemi_transport *t);
 ushmem_status_t ushmemi_ofi_quiet(struct ushmemi_transport *t);
+
+/* Landing (ofi_am.c). */
+/* True when an operation on [sym] of pe travels as a message. */
+static inline bool ushmemi_ofi_lands(const struct ushmemi_transport *t, int pe, uint64_t sym)
+{
+    return t->peers[pe].heap_landing && ushmemi_sym_segment(sym) == USHMEMI_SEG_HEAP;
+}
+/* Allocates and registers the message buffers, when params->heap_landing. */
+ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
+                                     const struct ushmemi_transport_params *params);
+/* Posts every receive buffer; after the peers' addresses are in the AV. */
+ushmem_status_t ushmemi_ofi_am_start(struct ushmemi_transport *t);
+/* Frees the buffers; after the endpoint is closed. */
+void ushmemi_ofi_am_release(struct ushmemi_transport *t);
+/* A landing completion (role AM_SEND or AM_RECV) read from the CQ. */
+void ushmemi_ofi_am_completed(struct ushmemi_transport *t, struct ofi_op *ctx, int fi_err);
+/* Lands the requests that have arrived and reposts their buffers; on the
+ * progress thread only. Returns how many buffers it handled. */
+int ushmemi_ofi_am_serve(struct ushmemi_transport *t);
+/* The initiator's side: chunks of a put or get as messages (nbi: complete
+ * at quiet), and a blocking atomic. The caller checked the range. */
+ushmem_status_t ushmemi_ofi_am_rma(struct ushmemi_transport *t, bool put, int pe, uint64_t sym,
+                                   void *local, size_t len, bool nbi, const char *what);
+ushmem_status_t ushmemi_ofi_am_atomic(struct ushmemi_transport *t, int pe, uint64_t sym,
+                                      enum ushmemi_amo_op op, size_t size, const void *operand,
+                                      const void *compare, void *result);
+/* Called by complete() for a request whose reply arrived or whose send
+ * failed: counts it, as every operation is counted once. */
+void ushmemi_ofi_complete(struct ushmemi_transport *t, struct ofi_op *op, int fi_err);
 
 /* Fills amo_valid and have_atomics/no_atomic_why from the provider's answers. */
 void ushmemi_ofi_atomic_probe(struct ushmemi_transport *t);

@@ -83,7 +83,7 @@ void ushmemi_ofi_op_drop(struct ushmemi_transport *t, struct ofi_op *op)
     free(op);
 }
 
-static void complete(struct ushmemi_transport *t, struct ofi_op *op, int fi_err)
+void ushmemi_ofi_complete(struct ushmemi_transport *t, struct ofi_op *op, int fi_err)
 {
     op->fi_err = fi_err;
     if (op->nbi) {
@@ -102,6 +102,15 @@ static void complete(struct ushmemi_transport *t, struct ofi_op *op, int fi_err)
     atomic_fetch_add(&t->completed, 1);
 }
 
+/* One completion: landing's message buffers go to ofi_am.c. */
+static void finish(struct ushmemi_transport *t, struct ofi_op *op, int fi_err)
+{
+    if (op->role == OFI_ROLE_OP)
+        ushmemi_ofi_complete(t, op, fi_err);
+    else
+        ushmemi_ofi_am_completed(t, op, fi_err);
+}
+
 /* Finishes what one CQ read returned: n entries, or the error entry when n
  * is -FI_EAVAIL. Returns how many operations it finished. */
 static int handle(struct ushmemi_transport *t, const struct fi_cq_entry *entries, ssize_t n)
@@ -109,7 +118,7 @@ static int handle(struct ushmemi_transport *t, const struct fi_cq_entry *entries
     if (n > 0) {
         for (ssize_t i = 0; i < n; i++) {
             if (entries[i].op_context != NULL)
-                complete(t, entries[i].op_context, 0);
+                finish(t, entries[i].op_context, 0);
         }
         return (int)n;
     }
@@ -121,7 +130,7 @@ static int handle(struct ushmemi_transport *t, const struct fi_cq_entry *entries
             ushmemi_debug("ofi %s to PE %d: completion error %s (provider: %s)", op->what, op->pe,
                           fi_strerror(err.err),
                           fi_cq_strerror(t->cq, err.prov_errno, err.err_data, NULL, 0));
-            complete(t, op, err.err != 0 ? err.err : FI_EIO);
+            finish(t, op, err.err != 0 ? err.err : FI_EIO);
             return 1;
         }
     }
@@ -150,7 +159,8 @@ void *ushmemi_ofi_progress_main(void *arg)
      * loops), which is what makes barriers and waits over the fabric fast. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-        if (ushmemi_ofi_progress(t) > 0) {
+        /* Landing: requests for this PE's heap wait for this thread. */
+        if (ushmemi_ofi_progress(t) + ushmemi_ofi_am_serve(t) > 0) {
             last_busy = now_s();
             continue;
         }
@@ -292,6 +302,12 @@ ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_
 
 ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *op)
 {
+    return ushmemi_ofi_op_wait_old(t, op, NULL);
+}
+
+ushmem_status_t ushmemi_ofi_op_wait_old(struct ushmemi_transport *t, struct ofi_op *op,
+                                        uint64_t *old_p)
+{
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
     struct waiter w = {now_s()};
 
@@ -311,6 +327,8 @@ ushmem_status_t ushmemi_ofi_op_wait(struct ushmemi_transport *t, struct ofi_op *
         backoff(&w);
     }
     int fi_err = op->fi_err;
+    if (old_p != NULL)
+        *old_p = op->am_old;
     if (fi_err != 0)
         ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, fi_strerror(fi_err));
     ushmemi_ofi_op_drop(t, op);
@@ -377,6 +395,8 @@ static ushmem_status_t xfer(struct ushmemi_transport *t, enum ofi_xfer_kind kind
                             uint64_t offset, void *local, size_t len, bool nbi, const char *what)
 {
     ushmem_status_t status = ushmemi_ofi_check_range(t, what, pe, offset, len);
+    if (status == USHMEM_OK && ushmemi_ofi_lands(t, pe, offset))
+        return ushmemi_ofi_am_rma(t, kind == OFI_X_WRITE, pe, offset, local, len, nbi, what);
     /* A provider's max_msg_size bounds one call; larger transfers are split. */
     for (size_t done = 0; status == USHMEM_OK && done < len;) {
         size_t n = len - done < t->max_msg ? len - done : t->max_msg;
@@ -412,6 +432,10 @@ ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_
     ushmem_status_t status = ushmemi_ofi_check_range(t, "put_nbi", pe, offset, len);
     if (status != USHMEM_OK)
         return status;
+    /* Landing copies the payload into its message buffer: src is free at once. */
+    if (ushmemi_ofi_lands(t, pe, offset))
+        return ushmemi_ofi_am_rma(t, true, pe, offset, (void *)(uintptr_t)src, len, true,
+                                  "put_nbi");
     int slot = take_slot(t);
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
     struct waiter w = {now_s()};

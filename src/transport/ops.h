@@ -68,6 +68,10 @@ struct ushmemi_transport_params {
     void *heap;            /* this PE's heap, exposed to peers */
     size_t heap_size;
     int heap_is_device;    /* 1 when pointer_query says device memory */
+    /* 1: peers reach the heap through messages that this PE lands with the
+     * copy engine and the device atomic (heap_is_device is then 0: the
+     * fabric is handed host memory only). */
+    int heap_landing;
     void *static_base;     /* the data segment (host memory), NULL when not symmetric */
     size_t static_size;
 };

@@ -1,7 +1,8 @@
 /* Atomic latency on a long in PE 1's symmetric heap, issued by PE 0 one at a
  * time: fetch-add, fetch, compare-swap, and add followed by shmem_quiet (a
  * non-fetching atomic is complete only after the quiet). Every other PE waits
- * in the barrier. Reports microseconds per operation. */
+ * in the barrier. Reports microseconds per operation. The heap is written
+ * and read only through puts and gets, so that it may be device memory. */
 #include <stdio.h>
 
 #include <shmem.h>
@@ -65,8 +66,9 @@ static int setup(void *ctx, const struct bench_opts *opts)
     words = bench_malloc(2 * sizeof(long));
     if (words == NULL)
         return 1;
-    words[0] = 0;
-    words[1] = -1;
+    long init[2] = {0, -1};
+    shmem_putmem(words, init, sizeof(init), shmem_my_pe());
+    shmem_barrier_all();
     return 0;
 }
 
@@ -91,9 +93,11 @@ static int measure(void *ctx, const struct bench_opts *opts, const struct bench_
         shmem_quiet();
     }
     shmem_barrier_all();
-    if (me == 1 && words[0] != words[1]) {
-        fprintf(stderr, "atomic_latency: PE 1 counter is %ld, expected %ld\n", words[0],
-                words[1]);
+    long seen[2];
+    shmem_getmem(seen, words, sizeof(seen), me);
+    if (me == 1 && seen[0] != seen[1]) {
+        fprintf(stderr, "atomic_latency: PE 1 counter is %ld, expected %ld\n", seen[0],
+                seen[1]);
         rc = 1;
     }
     return rc;

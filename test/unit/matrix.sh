@@ -13,7 +13,10 @@
 # driver that claims P2P atomics (UZT_LINK=pcie-atomics): the AtomicOps
 # probe must overrule it. The heap is then device memory that this fabric
 # cannot take, so a pair whose atomics need the fabric fails at init, naming
-# the pair and the reason.
+# the pair and the reason, unless USHMEM_FABRIC_STAGING=1: then peers'
+# operations on a heap arrive as messages that its PE lands with the copy
+# engine and the device atomic (the module MATRIX_ZE_KERNELS names), and the
+# workload runs on those routes.
 #
 # usage: matrix.sh --list | --list-ze
 #        matrix.sh CASE NPES OSHRUN MPE_MATRIX MAKE_PCIE_FIXTURES
@@ -40,14 +43,16 @@ UNVERIFIED_PROXY_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the P
 UNVERIFIED_TRUSTED_WARN='PE [0-9] -> PE [0-9]: could not verify AtomicOps on the PCIe path \(source [0-9a-f:.]+ shows only 64 bytes of config space \(reading all of it needs CAP_SYS_ADMIN\)\); GPU atomics are used because USHMEM_STRICT=0'
 
 CASES="default p2p-access-0 p2p-atomics-0 no-atomics-anywhere same-device same-device-bdfs
-ipc0-tcp ipc0-shm staged-tcp device-heap-refused
+ipc0-tcp ipc0-shm ipc0-same-device staged-tcp device-heap-refused
 pcie-enabled pcie-requester-disabled pcie-requester-disabled-strict0 pcie-no-routing
 pcie-egress-blocked pcie-no-64bit-completer pcie-unreadable pcie-unreadable-strict0
 pcie-no-fabric-atomics pcie-unreadable-no-fabric-atomics pcie-not-in-sysfs bdfs-malformed"
 
 ZE_CASES="default same-device p2p-atomics-0 no-atomics-anywhere ipc0-tcp pcie-enabled
 pcie-requester-disabled pcie-no-routing pcie-egress-blocked pcie-unreadable
-pcie-unreadable-strict0 pcie-no-fabric-atomics pcie-not-in-sysfs"
+pcie-unreadable-strict0 pcie-no-fabric-atomics pcie-not-in-sysfs
+landing-ipc0-tcp landing-ipc0-shm landing-same-device landing-p2p-atomics-0
+landing-pcie-no-routing landing-pcie-requester-disabled"
 # The ze refusal when some pair's class needs the fabric (CLASS: RMA or atomics).
 ze_fabric_msg()
 {
@@ -76,6 +81,11 @@ define_case()
         EXPECT="rma=sd amo=sd signal=sd sync=sh" ;;
     ipc0-tcp) ENV="USHMEM_IPC=0 FI_PROVIDER=tcp" EXPECT=$ALL_FABRIC ;;
     ipc0-shm) ENV="USHMEM_IPC=0 FI_PROVIDER=shm" EXPECT=$ALL_FABRIC ;;
+    # One device, mapping off: no host sync segments to wait on, so
+    # synchronisation takes the fabric like the rest.
+    ipc0-same-device)
+        ENV="USHMEM_CPU_PCI_BDFS=0000:3b:00.0,0000:3b:00.0,0000:3b:00.0 USHMEM_IPC=0 FI_PROVIDER=tcp"
+        EXPECT=$ALL_FABRIC ;;
     # Staging hands the fabric host memory only; this PE's own atomic words
     # are unified to proxy/ofi, the others' are staged.
     staged-tcp)
@@ -108,6 +118,7 @@ define_case()
         ENV="USHMEM_CPU_PCI_BDFS=0000:3b:00.0,3c:00.0"
         FAIL="cpu backend: USHMEM_CPU_PCI_BDFS='0000:3b:00.0,3c:00.0': item 1 \('3c:00.0'\) is not a PCI address such as 0000:3b:00.0"
         ANY_PE=1 ;;
+    landing-*) [ "${MATRIX_BACKEND:-cpu}" = ze ] || return 1 ;;
     *) return 1 ;;
     esac
     case $2 in
@@ -123,6 +134,31 @@ define_case()
         pcie-egress-blocked | pcie-unreadable | pcie-not-in-sysfs | pcie-no-fabric-atomics)
         EXPECT="" FAIL=$(ze_fabric_msg atomics) ANY_PE=1 WARN="" ;;
     ipc0-tcp) EXPECT="" FAIL=$(ze_fabric_msg RMA) ANY_PE=1 ;;
+    esac
+    # Landing: the same machines with USHMEM_FABRIC_STAGING=1 run, every
+    # fabric class staged (this PE's own atomic words unified onto the
+    # fabric, as p), the mapped ones direct.
+    local land="USHMEM_FABRIC_STAGING=1 USHMEM_ZE_KERNELS=${MATRIX_ZE_KERNELS:-}"
+    case $2 in
+    landing-ipc0-tcp) ENV="USHMEM_IPC=0 FI_PROVIDER=tcp $land" EXPECT="rma=st amo=pt signal=pt sync=pt" ;;
+    landing-ipc0-shm) ENV="USHMEM_IPC=0 FI_PROVIDER=shm $land" EXPECT="rma=st amo=pt signal=pt sync=pt" ;;
+    # Two PEs on one device with mapping off: messages, and host waits.
+    landing-same-device)
+        ENV="UZT_DEVICES=1 USHMEM_IPC=0 FI_PROVIDER=tcp $land" EXPECT="rma=st amo=pt signal=pt sync=pt" ;;
+    landing-p2p-atomics-0)
+        ENV="USHMEM_SIM_CAPS=p2p_atomics=0 FI_PROVIDER=tcp $land" EXPECT="rma=sd amo=pt signal=pt sync=pt" ;;
+    # A PCIe path without AtomicOps: the atomics are routed safely, landed
+    # by the owner's device; RMA stays on the mapped heaps.
+    # (Pairs whose atomics are unified onto the fabric show proxy/ofi: the
+    # same transport, landing on the heap all the same.)
+    landing-pcie-no-routing)
+        FIXTURE=no-routing ENV="FI_PROVIDER=tcp $land"
+        [ "$n" = 2 ] && EXPECT="rma=sd amo=pt signal=pt sync=pt" ||
+            EXPECT="rma=sd amo=ptt,tpp,tpp signal=ptt,tpp,tpp sync=ptt,tpp,tpp" ;;
+    landing-pcie-requester-disabled)
+        FIXTURE=requester-disabled ENV="FI_PROVIDER=tcp $land"
+        [ "$n" = 2 ] && EXPECT="rma=sd amo=st,dp signal=st,dp sync=st,dp" ||
+            EXPECT="rma=sd amo=stt,dpp,dpp signal=stt,dpp,dpp sync=stt,dpp,dpp" ;;
     esac
     return 0
 }

@@ -10,13 +10,17 @@
  * reduction on the heap; shmem_ptr (NULL for a device heap, non-NULL for
  * mapped peers of a host heap); the route of each class to each PE.
  *
- * Usage: mpe_device_heap [-v] [--heap=device|host] [--same-device | --devices=N]
+ * Usage: mpe_device_heap [-v] [--heap=device|host] [--same-device | --devices=N] [--landed]
  *   --heap          what the heap is expected to be (default device)
  *   --same-device   every PE runs on one device: synchronisation with the
  *                   other PEs must take the host-sync road
  *   --devices=N     the PEs (one node) share N devices, PE p on device p % N,
  *                   as the cuda backend places them: host-sync between PEs
  *                   of one device, direct between the others
+ *   --landed        heaps are not mapped (USHMEM_IPC=0) and peers' operations
+ *                   land through messages (USHMEM_FABRIC_STAGING=1): every
+ *                   class to a peer is staged, and this PE's own atomic
+ *                   words are reached over the fabric too (proxy/ofi)
  *   -v              print the routes, and a copy-engine timing from PE 0 */
 #include <shmemx.h>
 #include <stdbool.h>
@@ -30,6 +34,7 @@
 static int me, npes, verbose, same_device;
 static int ndevices; /* 0: one device per PE */
 static int device_heap = 1;
+static int landed;
 
 static const size_t sizes[] = {1, 8, 100, 4096, 65536 + 17, 1 << 20, 4 << 20};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
@@ -218,6 +223,10 @@ static void test_routes(void)
             int want = pe == me                              ? SHMEMX_ROUTE_SELF
                        : shared && c == SHMEMX_CLASS_SYNC ? SHMEMX_ROUTE_HOST_SYNC
                                                             : SHMEMX_ROUTE_DIRECT;
+            if (landed)
+                want = pe != me                ? SHMEMX_ROUTE_STAGED
+                       : c == SHMEMX_CLASS_RMA ? SHMEMX_ROUTE_SELF
+                                               : SHMEMX_ROUTE_PROXY;
             MPE_CHECK(route == want, "%s route to PE %d is %s, want %s", classes[c], pe,
                       shmemx_route_name(route), shmemx_route_name(want));
         }
@@ -271,9 +280,11 @@ int main(int argc, char **argv)
         } else if (strncmp(argv[i], "--devices=", 10) == 0 && atoi(argv[i] + 10) > 0) {
             ndevices = atoi(argv[i] + 10);
             same_device = ndevices == 1;
+        } else if (strcmp(argv[i], "--landed") == 0) {
+            landed = 1;
         } else {
             fprintf(stderr, "usage: mpe_device_heap [-v] [--heap=device|host] "
-                            "[--same-device | --devices=N]\n");
+                            "[--same-device | --devices=N] [--landed]\n");
             return 2;
         }
     }

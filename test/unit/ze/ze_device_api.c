@@ -3,10 +3,13 @@
  * native module of the CPU test driver, test/unit/ze/ze_kernels.c), in the
  * PE's context on the PE's device (shmemx_ze_context, shmemx_ze_device),
  * gives it the device state (shmemx_ze_module_init) and launches kernels
- * that put, get, add atomically, signal and meet at the device barrier.
+ * that put, get, add atomically, signal, exchange with the device alltoall
+ * and meet at the device barrier.
  * The host never loads heap memory: every check reads it back with
  * shmem_getmem. Checked on every PE, each round: every work-item's word
- * and block from every PE, the counters, the signal and its data.
+ * and block from every PE, the words read back from every PE, the
+ * counters, the signal and its data, and every alltoall word (A2A_LONGS per
+ * pair, more than one landing chunk when peers are reached by messages).
  *
  * Usage: ze_device_api MODULE.so */
 #include <level_zero/ze_api.h>
@@ -21,6 +24,7 @@
 
 #define ITEMS 16 /* work-items per launch: 2 groups of 8 */
 #define ROUNDS 3
+#define A2A_LONGS 5000 /* 40000 bytes per pair */
 
 static int me, npes;
 
@@ -91,7 +95,7 @@ int main(int argc, char **argv)
     MPE_CHECK(shmemx_ze_module_init(module) == 0, "shmemx_ze_module_init failed");
     MPE_CHECK(shmemx_ze_module_init(NULL) != 0, "a NULL module was accepted");
 
-    ze_kernel_handle_t put_all, atomics, signal_ring;
+    ze_kernel_handle_t put_all, get_all, atomics, signal_ring, alltoall;
     ze_kernel_desc_t kdesc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC};
     kdesc.pKernelName = "put_all";
     ZE_CHECK(zeKernelCreate(module, &kdesc, &put_all));
@@ -99,6 +103,10 @@ int main(int argc, char **argv)
     ZE_CHECK(zeKernelCreate(module, &kdesc, &atomics));
     kdesc.pKernelName = "signal_ring";
     ZE_CHECK(zeKernelCreate(module, &kdesc, &signal_ring));
+    kdesc.pKernelName = "get_all";
+    ZE_CHECK(zeKernelCreate(module, &kdesc, &get_all));
+    kdesc.pKernelName = "alltoall";
+    ZE_CHECK(zeKernelCreate(module, &kdesc, &alltoall));
 
     ze_command_queue_desc_t qdesc = {.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                      .ordinal = 0,
@@ -120,8 +128,13 @@ int main(int argc, char **argv)
     int *errors = shmem_calloc(1, sizeof(int));
     long *data = shmem_calloc(1, sizeof(long));
     uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));
-    long *host = malloc(sizeof(long) * (size_t)npes * ITEMS * 8);
-    MPE_CHECK(slots && block_dst && block_src && counter && errors && data && sig && host,
+    long *gathered = shmem_calloc((size_t)npes * ITEMS * 2, sizeof(long));
+    long *a2a_src = shmem_malloc((size_t)npes * A2A_LONGS * sizeof(long));
+    long *a2a_dst = shmem_calloc((size_t)npes * A2A_LONGS, sizeof(long));
+    size_t host_longs = (size_t)npes * (ITEMS * 8 > A2A_LONGS ? ITEMS * 8 : A2A_LONGS);
+    long *host = malloc(sizeof(long) * host_longs);
+    MPE_CHECK(slots && block_dst && block_src && counter && errors && data && sig && gathered &&
+                  a2a_src && a2a_dst && host,
               "allocation failed");
 
     for (long round = 1; round <= ROUNDS; round++) {
@@ -148,6 +161,22 @@ int main(int argc, char **argv)
                 MPE_CHECK(host[src * ITEMS * 8 + i] == round * 7777 + src * 1000 + i,
                           "round %ld: block word %d from PE %d is %ld", round, i, src,
                           host[src * ITEMS * 8 + i]);
+
+        /* Every work-item reads its words back from every PE (g, getmem). */
+        uint32_t items = ITEMS;
+        ZE_CHECK(zeKernelSetArgumentValue(get_all, 0, sizeof(slots), &slots));
+        ZE_CHECK(zeKernelSetArgumentValue(get_all, 1, sizeof(gathered), &gathered));
+        ZE_CHECK(zeKernelSetArgumentValue(get_all, 2, sizeof(items), &items));
+        launch(get_all, 2, ITEMS / 2);
+        shmem_getmem(host, gathered, sizeof(long) * (size_t)npes * ITEMS * 2, me);
+        for (int pe = 0; pe < npes; pe++)
+            for (uint32_t w = 0; w < ITEMS; w++)
+                for (int k = 0; k < 2; k++)
+                    MPE_CHECK(host[((size_t)pe * ITEMS + w) * 2 + k] == value(me, pe, w, round),
+                              "round %ld: work-item %u's %s from PE %d is %ld, want %ld", round,
+                              w, k == 0 ? "g" : "getmem", pe,
+                              host[((size_t)pe * ITEMS + w) * 2 + k], value(me, pe, w, round));
+        shmem_barrier_all();
 
         /* Atomics from every work-item on every PE's counters. */
         long zero[2] = {0, 0};
@@ -182,16 +211,42 @@ int main(int argc, char **argv)
                   "round %ld: signal %llu, data %ld from PE %d", round, (unsigned long long)s, d,
                   prev);
         shmem_barrier_all();
+
+        /* The device alltoall: block pe of this PE's source goes to PE pe. */
+        for (int pe = 0; pe < npes; pe++)
+            for (int i = 0; i < A2A_LONGS; i++)
+                host[(size_t)pe * A2A_LONGS + i] = round * 1000000 + me * 10000 + pe * 100 + i;
+        shmem_putmem(a2a_src, host, (size_t)npes * A2A_LONGS * sizeof(long), me);
+        shmem_barrier_all();
+        size_t a2a_bytes = A2A_LONGS * sizeof(long);
+        ZE_CHECK(zeKernelSetArgumentValue(alltoall, 0, sizeof(a2a_dst), &a2a_dst));
+        ZE_CHECK(zeKernelSetArgumentValue(alltoall, 1, sizeof(a2a_src), &a2a_src));
+        ZE_CHECK(zeKernelSetArgumentValue(alltoall, 2, sizeof(a2a_bytes), &a2a_bytes));
+        launch(alltoall, 1, 1);
+        shmem_getmem(host, a2a_dst, (size_t)npes * a2a_bytes, me);
+        for (int pe = 0; pe < npes; pe++)
+            for (int i = 0; i < A2A_LONGS; i++)
+                MPE_CHECK(host[(size_t)pe * A2A_LONGS + i] ==
+                              round * 1000000 + pe * 10000 + me * 100 + i,
+                          "round %ld: alltoall word %d from PE %d is %ld, want %ld", round, i,
+                          pe, host[(size_t)pe * A2A_LONGS + i],
+                          round * 1000000 + pe * 10000 + me * 100 + i);
+        shmem_barrier_all();
     }
 
     zeEventDestroy(q.done);
     zeEventPoolDestroy(q.pool);
     zeCommandListDestroy(q.list);
+    zeKernelDestroy(alltoall);
+    zeKernelDestroy(get_all);
     zeKernelDestroy(signal_ring);
     zeKernelDestroy(atomics);
     zeKernelDestroy(put_all);
     zeModuleDestroy(module);
     free(host);
+    shmem_free(a2a_dst);
+    shmem_free(a2a_src);
+    shmem_free(gathered);
     shmem_free(sig);
     shmem_free(data);
     shmem_free(errors);

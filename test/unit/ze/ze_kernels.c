@@ -75,3 +75,29 @@ __attribute__((visibility("default"))) void signal_ring(const struct uzt_item *i
     ushmem_signal_wait_until(sig, USHMEM_CMP_GE, (uint64_t)round);
     ushmem_barrier_all();
 }
+
+/* Every work-item w reads back from every PE what it put there in put_all:
+ * the slot word with g, the same word again with getmem into a heap
+ * buffer. Args: slots, gathered (long[n_pes][items][2] on this PE's heap),
+ * items. */
+__attribute__((visibility("default"))) void get_all(const struct uzt_item *item,
+                                                    void *const *args)
+{
+    long *slots = ARG(long *, 0), *gathered = ARG(long *, 1);
+    uint32_t items = ARG(uint32_t, 2), w = item->global_id[0];
+    int me = ushmem_my_pe(), npes = ushmem_n_pes();
+    for (int pe = 0; pe < npes; pe++) {
+        long *mine = &gathered[((size_t)pe * items + w) * 2];
+        mine[0] = ushmem_long_g(&slots[(size_t)me * items + w], pe);
+        ushmem_getmem(&mine[1], &slots[(size_t)me * items + w], sizeof(long), pe);
+    }
+}
+
+/* One work-item per PE: the device alltoall of nbytes per PE. Args: dest,
+ * src, nbytes. */
+__attribute__((visibility("default"))) void alltoall(const struct uzt_item *item,
+                                                     void *const *args)
+{
+    (void)item;
+    ushmemx_alltoallmem_block(ARG(void *, 0), ARG(const void *, 1), ARG(size_t, 2));
+}
