@@ -385,7 +385,8 @@ static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct o
         if ((cards[pe].heap_landing != 0) != (t->am != NULL)) {
             ushmemi_error("ofi init on PE %d: PE %d %s its heap through messages and this PE "
                           "%s; USHMEM_FABRIC_STAGING and the device backend must be the same on "
-                          "every PE", t->rank, pe, cards[pe].heap_landing ? "lands" : "does not land",
+                          "every PE", t->rank, pe,
+                          cards[pe].heap_landing ? "lands" : "does not land",
                           t->am != NULL ? "does" : "does not");
             return USHMEM_ERR_TRANSPORT;
         }

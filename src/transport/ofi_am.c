@@ -13,10 +13,14 @@
  * requests in flight to one PE and gets a credit back with the reply, so a
  * PE never receives more than credits requests from each PE plus the
  * replies to its own requests: twice credits per PE, and a little slack for
- * buffers not yet reposted, is always enough. Replies are finished where
- * the completion is read (a copy into host memory); requests wait in the
- * ready queue for the progress thread, the one thread that lands them, so
- * that no caller reading the CQ ever runs a device copy inside it.
+ * buffers not yet reposted, is enough up to OFI_AM_RECVS_MAX buffers; in
+ * larger jobs the provider holds what finds no buffer as an unexpected
+ * message until one is reposted, so memory stays bounded.
+ *
+ * Replies are finished where the completion is read (a copy into host
+ * memory); requests wait in the ready queue for the progress thread, the
+ * one thread that lands them, so that no caller reading the CQ ever runs a
+ * device copy inside it.
  *
  * Completion: a request is an operation like any other (counted as issued
  * when sent, completed when its reply arrives), so quiet and fence cover
@@ -177,11 +181,14 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
                   : credits < OFI_AM_CREDITS_MIN ? OFI_AM_CREDITS_MIN
                                                  : credits;
     am->nrecv = 2 * am->credits * t->size + am->credits;
+    if (am->nrecv > OFI_AM_RECVS_MAX)
+        am->nrecv = OFI_AM_RECVS_MAX;
 
     am->inflight = calloc((size_t)t->size, sizeof(*am->inflight));
     am->recv_ctx = calloc((size_t)am->nrecv, sizeof(*am->recv_ctx));
     am->ready = calloc((size_t)am->nrecv, sizeof(*am->ready));
-    size_t recv_bytes = (size_t)am->nrecv * OFI_AM_BUF, send_bytes = (size_t)OFI_AM_SENDS * OFI_AM_BUF;
+    size_t recv_bytes = (size_t)am->nrecv * OFI_AM_BUF;
+    size_t send_bytes = (size_t)OFI_AM_SENDS * OFI_AM_BUF;
     if (posix_memalign((void **)&am->recv_slab, 4096, recv_bytes) != 0)
         am->recv_slab = NULL;
     if (posix_memalign((void **)&am->send_slab, 4096, send_bytes) != 0)

