@@ -264,6 +264,25 @@ if want device; then
     else
         record "CUDA device-API tests (not built: no Check or no nvcc)" FAIL
     fi
+    # One GPU per PE: every device call through the proxy (too slow for the
+    # suite when two PEs share one GPU), and with mapping off over landing.
+    cuda=$build/test/unit/cuda
+    if [ "$ngpus" -ge 2 ] && [ -x "$cuda/cu_device_api" ]; then
+        for p in cu_device_api cu_device_coll cu_on_stream readme_ring; do
+            expect "$p -n 2 (one GPU each), USHMEM_DEVICE_ROUTE=proxy" 0 \
+                'all checks passed|received every byte' '' -- \
+                env USHMEM_DEVICE_ROUTE=proxy SHMEM_SYMMETRIC_SIZE=256M "${oshrun[@]}" -n 2 "$cuda/$p"
+        done
+        for p in cu_device_api cu_device_coll readme_ring; do
+            expect "$p -n 2 (one GPU each), USHMEM_IPC=0 staging: landing" 0 \
+                'all checks passed|received every byte' '' -- \
+                env USHMEM_IPC=0 USHMEM_FABRIC_STAGING=1 FI_PROVIDER=tcp SHMEM_SYMMETRIC_SIZE=256M \
+                "${oshrun[@]}" -n 2 "$cuda/$p"
+        done
+    else
+        record "CUDA programs through the proxy and over landing, one GPU per PE" \
+            "skipped (one GPU)"
+    fi
 fi
 
 if want bench; then

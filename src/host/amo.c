@@ -57,8 +57,8 @@
             }                                                                                 \
         }                                                                                     \
         T result = 0;                                                                         \
-        ushmemi_amo_fabric(call, addr, pe, op, USHMEMI_AMO_TYPE_OF(T), &operand, &compare,    \
-                           &result);                                                          \
+        ushmemi_amo_indirect(call, USHMEMI_CLASS_AMO, addr, pe, op, USHMEMI_AMO_TYPE_OF(T),   \
+                             &operand, &compare, &result);                                    \
         return result;                                                                        \
     }                                                                                         \
     static T NAME##_fetch(const char *call, const T *source, int pe)                          \
@@ -115,7 +115,8 @@ USHMEMI_AMO_STD_TYPES(DEFINE_INT_OPS)
             return NAME##_from_bits(atomic_load(p));                                          \
         }                                                                                     \
         T result = 0;                                                                         \
-        ushmemi_amo_fabric(call, addr, pe, op, TYPE, &operand, NULL, &result);                \
+        ushmemi_amo_indirect(call, USHMEMI_CLASS_AMO, addr, pe, op, TYPE, &operand, NULL,     \
+                             &result);                                                        \
         return result;                                                                        \
     }                                                                                         \
     static T NAME##_fetch(const char *call, const T *source, int pe)                          \

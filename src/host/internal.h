@@ -159,14 +159,17 @@ void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int 
 void ushmemi_get(const char *call, void *dst, const void *src, size_t len, int pe, bool nbi);
 
 /* The mapped address of the size-byte object at addr on pe when the route
- * of `cls` to pe is direct (or self), else NULL: the caller then uses
- * ushmemi_amo_fabric. Checks alignment and reachability; fatal otherwise. */
+ * of `cls` to pe is direct (or self) and the CPU may touch the word, else
+ * NULL: the caller then uses ushmemi_amo_indirect. Checks alignment and
+ * reachability; fatal otherwise. */
 void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void *addr,
                          size_t size, int pe);
-/* The atomic over the fabric; result may be NULL for non-fetching ops. */
-void ushmemi_amo_fabric(const char *call, const void *addr, int pe, enum ushmemi_amo_op op,
-                        enum ushmemi_amo_type type, const void *operand, const void *compare,
-                        void *result);
+/* An atomic the CPU does not run itself: over the fabric, or on a mapped
+ * heap in device memory by the device backend's atomic kernel. result may
+ * be NULL for non-fetching ops. */
+void ushmemi_amo_indirect(const char *call, enum ushmemi_op_class cls, const void *addr, int pe,
+                          enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                          const void *operand, const void *compare, void *result);
 
 /* Adds `value` to the 64-bit symmetric word `addr` on pe with release
  * ordering, by the SYNC route (barrier and collective counters). */

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ushmem/detail/ring.h>
+
 #include "internal.h"
 
 /* Bounce buffers of the staged road move at most this much per step. */
@@ -165,12 +167,13 @@ void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void
     case USHMEMI_ROUTE_HOST_SYNC:
         if (loc.mapped == NULL)
             no_route(call, cls, pe);
-        /* The data segment is host memory whatever the backend. */
+        /* A word of a device heap is no address for the CPU: the device runs
+         * the atomic (ushmemi_amo_indirect). The data segment is host
+         * memory whatever the backend. */
         if (__builtin_expect(!ushmemi_g.heap_host_accessible &&
                                  ushmemi_sym_segment(loc.sym) == USHMEMI_SEG_HEAP,
                              0))
-            ushmemi_fatal(call, "atomic to PE %d at %p: the symmetric heap is device memory, "
-                          "which host atomics cannot reach", pe, addr);
+            return NULL;
         return loc.mapped;
     case USHMEMI_ROUTE_PROXY_OFI:
     case USHMEMI_ROUTE_STAGED:
@@ -181,9 +184,51 @@ void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void
     no_route(call, cls, pe);
 }
 
-void ushmemi_amo_fabric(const char *call, const void *addr, int pe, enum ushmemi_amo_op op,
-                        enum ushmemi_amo_type type, const void *operand, const void *compare,
-                        void *result)
+_Static_assert(USHMEMI_AMO_FETCH == (int)USHMEM_RING_AMO_FETCH &&
+                   USHMEMI_AMO_CSWAP == (int)USHMEM_RING_AMO_CSWAP &&
+                   USHMEMI_AMO_XOR == (int)USHMEM_RING_AMO_XOR,
+               "host atomics are numbered as the device atomic's");
+
+/* The device backend's atomic kernel on a mapped word of a device heap,
+ * after the copies queued before it: a put's data lands before its signal. */
+static void amo_on_device(const char *call, void *word, int pe, enum ushmemi_amo_op op,
+                          size_t size, const void *operand, const void *compare, void *result)
+{
+    uint64_t bits[2] = {0, 0}, old = 0;
+    uint32_t narrow;
+    const void *in[2] = {operand, compare};
+    for (int i = 0; i < 2; i++) {
+        if (in[i] != NULL && size == 4) {
+            memcpy(&narrow, in[i], 4);
+            bits[i] = narrow;
+        } else if (in[i] != NULL) {
+            memcpy(&bits[i], in[i], 8);
+        }
+    }
+    const struct ushmemi_device_ops *ops = ushmemi_g.dev_ops;
+    ushmem_status_t status = ops->amo != NULL
+                                 ? ops->amo(ushmemi_g.dev, word, (unsigned)op, size, bits[0],
+                                            bits[1], &old)
+                                 : USHMEM_ERR_UNSUPPORTED;
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "atomic to PE %d at %p: the symmetric heap is %s device memory, "
+                      "which only the device's atomic kernel reaches, and it failed: %s%s", pe,
+                      word, ops->name, ushmemi_status_string(status),
+                      status == USHMEM_ERR_UNSUPPORTED
+                          ? " (on ze: the driver takes no SPIR-V and USHMEM_ZE_KERNELS names no "
+                            "module of the backend's kernels)"
+                          : "");
+    if (result != NULL && size == 4) {
+        narrow = (uint32_t)old;
+        memcpy(result, &narrow, 4);
+    } else if (result != NULL) {
+        memcpy(result, &old, 8);
+    }
+}
+
+void ushmemi_amo_indirect(const char *call, enum ushmemi_op_class cls, const void *addr, int pe,
+                          enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                          const void *operand, const void *compare, void *result)
 {
     size_t size = type == USHMEMI_AMO_INT32 || type == USHMEMI_AMO_UINT32 ||
                           type == USHMEMI_AMO_FLOAT
@@ -191,8 +236,15 @@ void ushmemi_amo_fabric(const char *call, const void *addr, int pe, enum ushmemi
                       : 8;
     struct ushmemi_loc loc;
     ushmemi_locate(call, addr, size, pe, &loc);
+    enum ushmemi_route route = ushmemi_g.peers[pe].route[cls];
+    bool mapped = route == USHMEMI_ROUTE_SELF || route == USHMEMI_ROUTE_DIRECT ||
+                  route == USHMEMI_ROUTE_HOST_SYNC;
+    if (mapped && loc.mapped != NULL) {
+        amo_on_device(call, loc.mapped, pe, op, size, operand, compare, result);
+        return;
+    }
     if (ushmemi_g.fabric == NULL)
-        no_route(call, USHMEMI_CLASS_AMO, pe);
+        no_route(call, cls, pe);
     ushmem_status_t status = ushmemi_g.fabric_ops->atomic(ushmemi_g.fabric, pe, loc.sym, op,
                                                           type, operand, compare, result);
     if (status != USHMEM_OK)
@@ -211,8 +263,8 @@ void ushmemi_sync_add(const char *call, _Atomic uint64_t *addr, uint64_t value, 
     /* Fabric puts are complete (delivered) when they return, and fabric
      * atomics are executed in order after them on this endpoint. */
     atomic_thread_fence(memory_order_seq_cst);
-    ushmemi_amo_fabric(call, (const void *)addr, pe, USHMEMI_AMO_ADD, USHMEMI_AMO_UINT64, &value,
-                       NULL, NULL);
+    ushmemi_amo_indirect(call, USHMEMI_CLASS_SYNC, (const void *)addr, pe, USHMEMI_AMO_ADD,
+                         USHMEMI_AMO_UINT64, &value, NULL, NULL);
 }
 
 bool ushmemi_road_uses_fabric(enum ushmemi_op_class cls)

@@ -44,9 +44,9 @@ static void put_signal(const char *call, void *dest, const void *source, size_t 
      * is delivered when it returns; anything else needs the fence. */
     if (nbi || ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA] != USHMEMI_ROUTE_PROXY_OFI)
         ushmemi_road_fence(call);
-    ushmemi_amo_fabric(call, sig_addr, pe, sig_op == SHMEM_SIGNAL_SET ? USHMEMI_AMO_SET
-                                                                      : USHMEMI_AMO_ADD,
-                       USHMEMI_AMO_UINT64, &signal, NULL, NULL);
+    ushmemi_amo_indirect(call, USHMEMI_CLASS_SIGNAL, sig_addr, pe,
+                         sig_op == SHMEM_SIGNAL_SET ? USHMEMI_AMO_SET : USHMEMI_AMO_ADD,
+                         USHMEMI_AMO_UINT64, &signal, NULL, NULL);
 }
 
 /* Each routine beside its context form (PE numbered in the context's team). */
@@ -162,7 +162,7 @@ USHMEMI_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
     if (sig != NULL)
         return atomic_load_explicit(sig, memory_order_acquire);
     uint64_t value = 0, zero = 0;
-    ushmemi_amo_fabric(call, sig_addr, me, USHMEMI_AMO_FETCH, USHMEMI_AMO_UINT64, &zero, NULL,
-                       &value);
+    ushmemi_amo_indirect(call, USHMEMI_CLASS_SIGNAL, sig_addr, me, USHMEMI_AMO_FETCH,
+                         USHMEMI_AMO_UINT64, &zero, NULL, &value);
     return value;
 }

@@ -4,7 +4,9 @@
  *
  * The variables are this PE's symmetric objects, updated by other PEs
  * through their mappings; they are read with acquire loads so that data put
- * before the update is visible once the condition holds. A wait polls and,
+ * before the update is visible once the condition holds. On a heap in
+ * device memory each read is a copy-engine copy of the element into host
+ * memory instead, which completes the copies queued before it. A wait polls and,
  * after a short spin, yields the CPU: PEs often outnumber cores. The _any
  * forms resume their scan after the index they last returned, so that no
  * index is starved. */
@@ -16,13 +18,17 @@
 
 #include "internal.h"
 
-/* True when element i of ivars satisfies cmp against values[i * vstride]:
- * vstride is 0 for one comparison value, 1 for a vector of them. */
-typedef bool (*satisfied_fn)(void *ivars, size_t i, int cmp, const void *values,
-                             size_t vstride);
+struct wait_set;
+
+/* True when element i of w->ivars satisfies w->cmp against
+ * w->values[i * w->vstride]: vstride is 0 for one comparison value, 1 for a
+ * vector of them. */
+typedef bool (*satisfied_fn)(const struct wait_set *w, size_t i);
 
 struct wait_set {
     satisfied_fn satisfied;
+    const char *call;
+    bool device; /* ivars are in a device heap: read through the copy engine */
     void *ivars;
     size_t nelems;
     const int *status; /* NULL, or nonzero entries exclude that element */
@@ -38,7 +44,7 @@ static bool included(const struct wait_set *w, size_t i)
 
 static bool element_ok(const struct wait_set *w, size_t i)
 {
-    return w->satisfied(w->ivars, i, w->cmp, w->values, w->vstride);
+    return w->satisfied(w, i);
 }
 
 /* Checks what every entry point requires and returns the local address the
@@ -57,11 +63,13 @@ static void *check_ivars(const char *call, void *ivars, size_t nelems, size_t el
     void *local = ushmemi_remote_addr(call, ivars, nelems * elem, ushmemi_g.my_pe);
     if (__builtin_expect((uintptr_t)ivars % elem != 0, 0))
         ushmemi_fatal(call, "variable address %p is not aligned to %zu bytes", ivars, elem);
-    if (__builtin_expect(!ushmemi_g.heap_host_accessible && ushmemi_in_heap(ivars, 1), 0))
-        ushmemi_fatal(call, "variables at %p: the symmetric heap is device memory, which host "
-                      "loads cannot reach (wait from device code, or on a global variable)",
-                      ivars);
     return local;
+}
+
+/* The variables are in a heap the CPU must not load from. */
+static bool in_device_heap(const void *ivars)
+{
+    return !ushmemi_g.heap_host_accessible && ushmemi_in_heap(ivars, 1);
 }
 
 /* Waits for each included element in turn: once an element has satisfied
@@ -193,18 +201,24 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
         default: return false;                                                                \
         }                                                                                     \
     }                                                                                         \
-    static bool NAME##_satisfied(void *ivars, size_t i, int cmp, const void *values,          \
-                                 size_t vstride)                                              \
+    static bool NAME##_satisfied(const struct wait_set *w, size_t i)                          \
     {                                                                                         \
-        T value = atomic_load_explicit((_Atomic T *)ivars + i, memory_order_acquire);         \
-        return NAME##_compare(value, cmp, ((const T *)values)[i * vstride]);                  \
+        T value;                                                                              \
+        if (w->device) {                                                                      \
+            ushmemi_host_copy(w->call, &value, (const T *)w->ivars + i, sizeof(T));           \
+            atomic_thread_fence(memory_order_acquire);                                        \
+        } else {                                                                              \
+            value = atomic_load_explicit((_Atomic T *)w->ivars + i, memory_order_acquire);    \
+        }                                                                                     \
+        return NAME##_compare(value, w->cmp, ((const T *)w->values)[i * w->vstride]);         \
     }                                                                                         \
     static struct wait_set NAME##_set(const char *call, T *ivars, size_t nelems,              \
                                       const int *status, int cmp, const T *values,            \
                                       size_t vstride)                                         \
     {                                                                                         \
-        struct wait_set w = {NAME##_satisfied, check_ivars(call, ivars, nelems, sizeof(T), cmp), \
-                             nelems, status, cmp, values, vstride};                           \
+        struct wait_set w = {NAME##_satisfied, call, in_device_heap(ivars),                   \
+                             check_ivars(call, ivars, nelems, sizeof(T), cmp), nelems, status, \
+                             cmp, values, vstride};                                           \
         return w;                                                                             \
     }                                                                                         \
     USHMEMI_API void shmem_##NAME##_wait_until(T *ivar, int cmp, T cmp_value)                \
@@ -339,11 +353,18 @@ USHMEMI_API void(shmem_wait_until)(long *ivar, int cmp, long cmp_value)
  * not promise when other PEs keep adding to the signal. */
 USHMEMI_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
-    _Atomic uint64_t *sig = check_ivars("shmem_signal_wait_until", sig_addr, 1,
-                                        sizeof(*sig_addr), cmp);
+    static const char call[] = "shmem_signal_wait_until";
+    _Atomic uint64_t *sig = check_ivars(call, sig_addr, 1, sizeof(*sig_addr), cmp);
+    bool device = in_device_heap(sig_addr);
     unsigned spins = 0;
     for (;;) {
-        uint64_t value = atomic_load_explicit(sig, memory_order_acquire);
+        uint64_t value;
+        if (device) {
+            ushmemi_host_copy(call, &value, (const void *)sig, sizeof(value));
+            atomic_thread_fence(memory_order_acquire);
+        } else {
+            value = atomic_load_explicit(sig, memory_order_acquire);
+        }
         if (uint64_compare(value, cmp, cmp_value))
             return value;
         ushmemi_poll_pause(&spins);

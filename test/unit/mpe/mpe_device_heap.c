@@ -7,8 +7,12 @@
  * Checked on every PE: puts of 1 B to 4 MiB into every PE (self included),
  * blocking and non-blocking, then the data read back locally and from every
  * peer; shmem_calloc's zeros; broadcast, fcollect, alltoall and a sum
- * reduction on the heap; shmem_ptr (NULL for a device heap, non-NULL for
- * mapped peers of a host heap); the route of each class to each PE.
+ * reduction on the heap; host atomics of every kind on heap words, waits
+ * and tests on them, put-with-signal with its wait and fetch, and a lock
+ * in the heap (on a device heap the device's atomic kernel runs the
+ * atomics, and waits read through the copy engine); shmem_ptr (NULL for a
+ * device heap, non-NULL for mapped peers of a host heap); the route of each
+ * class to each PE.
  *
  * Usage: mpe_device_heap [-v] [--heap=device|host] [--same-device | --devices=N] [--landed]
  *   --heap          what the heap is expected to be (default device)
@@ -111,6 +115,113 @@ static void test_rma(size_t size, size_t round, int nbi)
     free(back);
     free(out);
     shmem_free(sym);
+}
+
+/* Host atomics, waits, signals and a lock on heap words. */
+static void test_atomics_and_waits(void)
+{
+    enum { ROUNDS = 5, LOCK_ROUNDS = 10 };
+    long *ctr = shmem_calloc(3, sizeof(long)); /* fetch_add, unused, cswap chain */
+    uint64_t *bitw = shmem_calloc(1, sizeof(uint64_t));
+    int *ictr = shmem_calloc(1, sizeof(int));
+    double *dword = shmem_calloc(1, sizeof(double));
+    uint64_t *sig = shmem_calloc(1, sizeof(uint64_t));
+    long *flag = shmem_calloc(1, sizeof(long));
+    long *data = shmem_calloc(2, sizeof(long));
+    long *lock = shmem_calloc(1, sizeof(long));
+    long *inside = shmem_calloc(1, sizeof(long));
+    MPE_CHECK(ctr && bitw && ictr && dword && sig && flag && data && lock && inside, "atomic words");
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    shmem_barrier_all();
+
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int step = 0; step < npes; step++) {
+            int pe = (me + step) % npes;
+            long old = shmem_long_atomic_fetch_add(&ctr[0], 1, pe);
+            MPE_CHECK(old >= 0 && old < (long)npes * ROUNDS,
+                      "fetch_add on PE %d's counter fetched %ld (of %d adds)", pe, old,
+                      npes * ROUNDS);
+            shmem_int_atomic_add(ictr, me + 1, pe);
+        }
+    }
+    for (int pe = 0; pe < npes; pe++) {
+        if (me < 64)
+            shmem_uint64_atomic_or(bitw, UINT64_C(1) << me, pe);
+        /* One successful compare-and-swap per PE, in whatever order. */
+        for (long seen = 0;;) {
+            long old = shmem_long_atomic_compare_swap(&ctr[2], seen, seen + 1, pe);
+            if (old == seen)
+                break;
+            MPE_CHECK(old > seen && old < npes, "cswap on PE %d saw %ld after %ld", pe, old, seen);
+            seen = old;
+        }
+    }
+    double dold = shmem_double_atomic_swap(dword, me + 0.5, next);
+    MPE_CHECK(dold == 0.0 || dold == me + 0.5, "double swap fetched %g", dold);
+    shmem_barrier_all();
+
+    long got = shmem_long_atomic_fetch(&ctr[0], me);
+    MPE_CHECK(got == (long)npes * ROUNDS, "fetch_add counter %ld, want %ld", got,
+              (long)npes * ROUNDS);
+    int igot = shmem_int_atomic_fetch(ictr, me);
+    MPE_CHECK(igot == ROUNDS * npes * (npes + 1) / 2, "int add counter %d, want %d", igot,
+              ROUNDS * npes * (npes + 1) / 2);
+    uint64_t bits = shmem_uint64_atomic_fetch(bitw, me);
+    uint64_t want_bits = npes >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << npes) - 1;
+    MPE_CHECK(bits == want_bits, "or-bits 0x%llx, want 0x%llx", (unsigned long long)bits,
+              (unsigned long long)want_bits);
+    long chain;
+    shmem_getmem(&chain, &ctr[2], sizeof(chain), me);
+    MPE_CHECK(chain == npes, "cswap chain %ld, want %d", chain, npes);
+    double dgot = shmem_double_atomic_fetch(dword, me);
+    MPE_CHECK(dgot == prev + 0.5, "double swapped in %g, want %g", dgot, prev + 0.5);
+    MPE_CHECK(shmem_uint64_atomic_fetch_xor(bitw, bits, me) == bits, "fetch_xor");
+    MPE_CHECK(shmem_uint64_atomic_fetch(bitw, me) == 0, "xor cleared the bits");
+    shmem_barrier_all();
+
+    /* A put, a fence and an atomic set: the waiter sees the data. */
+    shmem_long_p(&data[0], 1000 + me, next);
+    shmem_fence();
+    shmem_long_atomic_set(flag, 1, next);
+    shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
+    MPE_CHECK(shmem_long_test(flag, SHMEM_CMP_GE, 1) == 1, "test after wait_until");
+    long d;
+    shmem_getmem(&d, &data[0], sizeof(d), me);
+    MPE_CHECK(d == 1000 + prev, "data before the flag from PE %d: %ld", prev, d);
+    size_t idx = shmem_long_wait_until_any(flag, 1, NULL, SHMEM_CMP_EQ, 1);
+    MPE_CHECK(idx == 0, "wait_until_any returned %zu", idx);
+
+    /* Put-with-signal, its wait and fetch. */
+    long v = 2000 + me;
+    shmem_long_put_signal(&data[1], &v, 1, sig, 7, SHMEM_SIGNAL_SET, next);
+    uint64_t s = shmem_signal_wait_until(sig, SHMEM_CMP_EQ, 7);
+    MPE_CHECK(s == 7 && shmem_signal_fetch(sig) == 7, "signal %llu", (unsigned long long)s);
+    shmem_getmem(&d, &data[1], sizeof(d), me);
+    MPE_CHECK(d == 2000 + prev, "put_signal data from PE %d: %ld", prev, d);
+    shmem_barrier_all();
+
+    /* A lock in the heap guards a read-modify-write made of a get and a put. */
+    for (int r = 0; r < LOCK_ROUNDS; r++) {
+        shmem_set_lock(lock);
+        long n = shmem_long_g(inside, 0);
+        shmem_long_p(inside, n + 1, 0);
+        shmem_quiet();
+        shmem_clear_lock(lock);
+    }
+    shmem_barrier_all();
+    got = shmem_long_g(inside, 0);
+    MPE_CHECK(got == (long)npes * LOCK_ROUNDS, "lock-guarded count %ld, want %ld", got,
+              (long)npes * LOCK_ROUNDS);
+    shmem_barrier_all();
+    shmem_free(inside);
+    shmem_free(lock);
+    shmem_free(data);
+    shmem_free(flag);
+    shmem_free(sig);
+    shmem_free(dword);
+    shmem_free(ictr);
+    shmem_free(bitw);
+    shmem_free(ctr);
 }
 
 static void test_calloc(void)
@@ -298,6 +409,7 @@ int main(int argc, char **argv)
     test_rma(65536 + 17, NSIZES, 1);
     test_rma(MAX_SIZE, NSIZES + 1, 1);
     test_calloc();
+    test_atomics_and_waits();
     test_collectives();
     test_ptr();
     if (verbose)
