@@ -392,8 +392,15 @@ static void land(struct ushmemi_transport *t, int b)
     struct am_hdr req;
     memcpy(&req, recv_buf(am, b), sizeof(req));
     const char *payload = recv_buf(am, b) + OFI_AM_HDR;
+    if (req.from < 0 || req.from >= t->size) {
+        /* Nobody to answer: the sender, whoever it is, times out and says so. */
+        ushmemi_error("ofi landing on PE %d: a %s names PE %d as its sender, not one of 0..%d",
+                      t->rank, kind_name(req.kind), req.from, t->size - 1);
+        post_recv(t, b);
+        return;
+    }
     ushmem_status_t status = check_request(t, &req);
-    char *target = am->heap + req.offset;
+    char *target = status == USHMEM_OK ? am->heap + req.offset : am->heap;
 
     if (req.kind == AM_PUT) {
         if (status == USHMEM_OK) {
