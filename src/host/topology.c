@@ -60,9 +60,13 @@ static const char *tristate(enum ushmemi_tristate t)
 void ushmemi_topology_write(FILE *out)
 {
     int me = ushmemi_g.my_pe;
-    fprintf(out, "PE %d: backend %s, heap in %s memory, fabric %s\n", me, ushmemi_g.dev_ops->name,
-            ushmemi_g.heap_is_device ? "device" : "host",
-            ushmemi_g.fabric != NULL ? ushmemi_g.fabric_ops->name : "not opened");
+    /* Landing (USHMEM_FABRIC_STAGING=1 on a device heap): see ofi_am.c. */
+    bool landing = ushmemi_g.fabric != NULL && ushmemi_g.heap_is_device &&
+                   ushmemi_settings.fabric_staging;
+    fprintf(out, "PE %d: backend %s, heap in %s memory, fabric %s%s\n", me,
+            ushmemi_g.dev_ops->name, ushmemi_g.heap_is_device ? "device" : "host",
+            ushmemi_g.fabric != NULL ? ushmemi_g.fabric_ops->name : "not opened",
+            landing ? " (peers' operations on the heap land through messages)" : "");
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
         const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
         if (ushmemi_g.pair_caps != NULL) {
