@@ -2,12 +2,13 @@
  * ushmem and NVSHMEM run the same kernel: every PE has a send and a receive
  * buffer of npes chunks; one kernel of --blocks blocks x 1024 threads sends
  * chunk j of the send buffer to PE j, into chunk me of its receive buffer,
- * each block carrying its slice of every chunk (peers in the order me+1,
- * me+2, ..., itself last). Each thread then quiets, the last block to finish
+ * each block carrying its slice of every chunk (block b in the order
+ * me+1+b, me+2+b, ..., modulo npes, so that the blocks cover every PE at
+ * once). Each thread then quiets, the last block to finish
  * runs one device barrier_all, and the alltoall is complete everywhere when
  * the kernel ends.
  *
- *   dev_alltoall [--blocks B] [--threads T] [--min-size S] [--max-size S]
+ *   dev_alltoall [--blocks B|sms] [--threads T] [--min-size S] [--max-size S]
  *                [--iters N] [--warmup N]
  *
  * Sizes S are the bytes each PE sends in all (its send buffer, nccl-tests'
@@ -37,10 +38,12 @@ __global__ void __launch_bounds__(1024)
 {
     size_t len, off = bench_part(chunk, gridDim.x, blockIdx.x, 16, &len);
 
-    /* Starting with the next PE spreads the traffic: no PE is everyone's
-     * first target. */
+    /* Each block starts at another PE (the next PE, shifted by the block's
+     * index), so at any time the blocks write to every PE at once, this
+     * one's own chunk included: the local copy overlaps the link traffic
+     * instead of following it, and no PE is everyone's first target. */
     for (int i = 1; i <= npes && len > 0; i++) {
-        int peer = (me + i) % npes;
+        int peer = (int)((me + i + blockIdx.x) % (unsigned)npes);
         B_putmem_nbi_block(recv + (size_t)me * chunk + off, send + (size_t)peer * chunk + off, len,
                            peer);
     }
@@ -85,7 +88,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: dev_alltoall [options]\n"
-            "  --blocks B      thread blocks (default 32)\n"
+            "  --blocks B      thread blocks (default 32); sms: one per multiprocessor\n"
             "  --threads T     threads per block, a multiple of 32 up to 1024 (default 1024)\n"
             "  --min-size S    smallest total bytes per PE, K/M/G suffixes (default 1M)\n"
             "  --max-size S    largest total bytes per PE (default 1G)\n"
@@ -111,7 +114,12 @@ static int parse(int argc, char **argv, struct opts *o)
             usage(stdout);
             return 0;
         } else if ((v = bench_opt(argc, argv, &i, "--blocks")) != NULL) {
-            bad = bench_parse_count(v, &o->blocks) != 0 || o->blocks < 1;
+            /* 0 stands for one block per multiprocessor, found once the
+             * device is chosen. */
+            if (strcmp(v, "sms") == 0)
+                o->blocks = 0;
+            else
+                bad = bench_parse_count(v, &o->blocks) != 0 || o->blocks < 1;
         } else if ((v = bench_opt(argc, argv, &i, "--threads")) != NULL) {
             bad = bench_parse_count(v, &o->threads) != 0 || o->threads < 32 ||
                   o->threads > 1024 || o->threads % 32 != 0;
@@ -167,6 +175,12 @@ int main(int argc, char **argv)
     BENCH_CUDA(cudaEventCreate(&stop));
     BENCH_CUDA(cudaDeviceSynchronize());
 
+    if (o.blocks == 0) {
+        int dev, sms;
+        BENCH_CUDA(cudaGetDevice(&dev));
+        BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        o.blocks = sms;
+    }
     if (me == 0) {
         printf("# dev_alltoall,%s,%d\n", BENCH_IMPL, npes);
         printf("size,busbw_gbs,algbw_gbs,time_us\n");
