@@ -125,9 +125,21 @@ USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem
 {
     return scratch;
 }
+/* One lane of the threads that quiet together reads tail, once they have
+ * all submitted (the sync orders their tickets before the read): thousands
+ * of threads reading host memory at once hold up the copy engine. */
 USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
 {
+#if defined(__CUDA_ARCH__)
+    cooperative_groups::coalesced_group g = cooperative_groups::coalesced_threads();
+    unsigned long long target = 0;
+    g.sync();
+    if (g.thread_rank() == 0)
+        target = ushmem_ring_load_acquire(&r->tail);
+    return g.shfl(target, 0);
+#else
     return ushmem_ring_load_acquire(&r->tail);
+#endif
 }
 typedef cuda::atomic_ref<uint32_t, cuda::thread_scope_system> ushmemi_dev_ref32;
 typedef cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> ushmemi_dev_ref64;
@@ -784,6 +796,17 @@ USHMEM_DEVICE_FN int ushmemi_dev_direct(const struct ushmem_device_state *s, int
     return !s->force_proxy && ushmemi_dev_peer_direct(s, pe, cls);
 }
 
+/* Where this PE's producers read which requests are done (ring.h): the
+ * proxy's copy of the ring's completed counter in this PE's heap, which a
+ * GPU polls without crossing the link to host memory; NULL when the proxy
+ * keeps none and the ring's own counter is read. */
+USHMEM_DEVICE_FN ushmem_ring_word_t *ushmemi_dev_ring_done(const struct ushmem_device_state *s)
+{
+    if (s->ring_done_offset == 0)
+        return NULL;
+    return (ushmem_ring_word_t *)(uintptr_t)(s->heap_base + s->ring_done_offset);
+}
+
 /* The offset of a symmetric address from this PE's heap start: the remote
  * address a ring request carries. */
 USHMEM_DEVICE_FN uint64_t ushmemi_dev_offset(const struct ushmem_device_state *s, const void *addr)
@@ -823,15 +846,16 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit_in_ring(const struct ushmem_device_stat
             ushmemi_dev_memcpy(&word, local + done, (size_t)n);
             req.local = word;
         }
-        ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+        ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s),
+                                       ushmemi_dev_producer(&scratch), &req);
         if (!put) {
-            ushmem_ring_wait(s->ring, ticket);
+            ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
             word = ushmem_ring_result_take(s->ring, ticket);
             ushmemi_dev_memcpy(local + done, &word, (size_t)n);
         }
     }
     if (put && wait)
-        ushmem_ring_wait(s->ring, ticket);
+        ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
 }
 
 /* Submits one request; waits for it when `wait` is set. */
@@ -853,9 +877,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, un
     req.offset = ushmemi_dev_offset(s, remote);
     req.local = local;
     req.value = value;
-    ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+    ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s),
+                                   ushmemi_dev_producer(&scratch), &req);
     if (wait)
-        ushmem_ring_wait(s->ring, ticket);
+        ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
 }
 
 /* ---- RMA ---- */
@@ -1083,10 +1108,11 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
         req.flags = (uint8_t)USHMEM_RING_FLAG_RESULT;
     else
         req.result = fetch ? (uint64_t)(uintptr_t)&result : 0;
-    ticket = ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+    ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s),
+                                   ushmemi_dev_producer(&scratch), &req);
     if (!fetch)
         return 0;
-    ushmem_ring_wait(s->ring, ticket);
+    ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
     if (USHMEMI_DEV_RESULTS_IN_RING)
         result = ushmem_ring_result_take(s->ring, ticket);
     if (size == 4) {
@@ -1200,7 +1226,7 @@ USHMEM_DEVICE_FN void ushmem_quiet(void)
     ushmemi_dev_fence();
     if (s->ring != NULL) {
         struct ushmem_ring_producer target = {ushmemi_dev_quiet_target(s->ring), 0};
-        ushmem_ring_quiet(s->ring, &target);
+        ushmem_ring_quiet_on(s->ring, ushmemi_dev_ring_done(s), &target);
     }
 }
 
@@ -1219,14 +1245,16 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
         return;
     }
     /* Nothing outstanding from this thread: nothing to order. */
-    if (ushmemi_dev_quiet_target(s->ring) > ushmem_ring_load_acquire(&s->ring->completed)) {
+    if (ushmemi_dev_quiet_target(s->ring) >
+        ushmem_ring_load_acquire(ushmem_ring_done_word(s->ring, ushmemi_dev_ring_done(s)))) {
         struct ushmem_ring_request req;
         struct ushmem_ring_producer scratch = {0, 0};
 
         ushmemi_dev_memzero(&req, sizeof(req));
         req.op = USHMEM_RING_OP_FENCE;
         req.pe = s->my_pe;
-        ushmem_ring_submit(s->ring, ushmemi_dev_producer(&scratch), &req);
+        ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s), ushmemi_dev_producer(&scratch),
+                              &req);
     }
 }
 

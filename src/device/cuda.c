@@ -453,6 +453,7 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .copy = ushmemi_cuda_copy,
     .memset = ushmemi_cuda_memset,
     .sync = ushmemi_cuda_sync,
+    .write64 = ushmemi_cuda_write64,
     .amo = ushmemi_cuda_amo,
     .stream_copy = ushmemi_cuda_stream_copy,
     .stream_write64 = ushmemi_cuda_stream_write64,

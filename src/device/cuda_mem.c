@@ -515,6 +515,12 @@ ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int v
     return USHMEM_OK;
 }
 
+/* On the backend's own stream, behind its copies. */
+ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value)
+{
+    return ushmemi_cuda_stream_write64(dev, dev->stream, addr, value);
+}
+
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev)
 {
     ushmem_status_t status = ushmemi_cuda_current(dev, "sync");

@@ -153,6 +153,7 @@ ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigne
 /* Releases what the atomic kernel holds (cuda_close). */
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);
 ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *stream,

@@ -135,6 +135,11 @@ struct ushmemi_device_ops {
     ushmem_status_t (*copy)(struct ushmemi_device *dev, void *dst, const void *src, size_t len);
     ushmem_status_t (*memset)(struct ushmemi_device *dev, void *dst, int value, size_t len);
     ushmem_status_t (*sync)(struct ushmemi_device *dev);
+    /* Writes a 64-bit word of this device's memory once the copies queued
+     * before it are done, without the CPU touching the word; asynchronous
+     * until sync. Optional (NULL): the proxy then keeps no copy of its
+     * completion counter in device memory (proxy.h). */
+    ushmem_status_t (*write64)(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
     /* One atomic on a 4- or 8-byte aligned word of device memory at addr
      * (this device's heap or a peer's as mapped here), after the copies
      * queued before it, without the CPU touching the word: op is numbered

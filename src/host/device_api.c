@@ -29,6 +29,7 @@ static struct {
     struct ushmem_device_peer *peers;
     struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
     struct ushmemi_transport *ipc_ce; /* the same over the copy engine (device heaps) */
+    uint64_t *done_copy; /* the proxy's copy of its completed counter; NULL: none */
 } dev_api;
 
 /* Modules of device code with their own copy of the state, registered by
@@ -280,6 +281,12 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
                           peer->base == NULL ? "not mapped" : "device memory the CPU cannot copy");
             return USHMEM_ERR_NO_ROUTE;
         }
+        if (pp[pe].ops != NULL)
+            ushmemi_debug("device API: the proxy reaches PE %d through transport %s%s", pe,
+                          pp[pe].ops->name,
+                          pp[pe].device_memory == USHMEMI_PROXY_DEVMEM_STAGE
+                              ? ", device buffers staged through host memory"
+                              : "");
     }
     return USHMEM_OK;
 }
@@ -315,6 +322,18 @@ static void proxy_failed(void *ctx, ushmem_status_t status, const char *msg)
     ushmemi_fatal("device API", "%s (%s)", msg, ushmemi_status_name(status));
 }
 
+/* Where the proxy copies its completed counter: a word of the heap when the
+ * heap is device memory and the backend can write it behind its copies
+ * (GPU threads polling host memory hold up the copy engine the proxy
+ * uses), else nowhere. The word is zeroed here, before the proxy starts. */
+static uint64_t *proxy_done_copy(void)
+{
+    if (!ushmemi_g.heap_is_device || ushmemi_g.dev_ops->write64 == NULL)
+        return NULL;
+    ushmemi_host_copy_zero(&ushmemi_g.reserved->ring_done, sizeof(ushmemi_g.reserved->ring_done));
+    return &ushmemi_g.reserved->ring_done;
+}
+
 static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_peer *peers)
 {
     struct ushmemi_proxy_peer *pp = calloc((size_t)ushmemi_g.n_pes, sizeof(*pp));
@@ -328,15 +347,19 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
     status = choose_transports(force_proxy, peers, pp);
     if (status != USHMEM_OK)
         goto free_pp;
+    dev_api.done_copy = proxy_done_copy();
     struct ushmemi_proxy_params params = {
         .dev_ops = ushmemi_g.dev_ops,
         .dev = ushmemi_g.dev,
         .capacity = (uint32_t)ushmemi_settings.proxy_ring_size,
         .my_pe = ushmemi_g.my_pe,
         .npes = ushmemi_g.n_pes,
+        .local_rank = ushmemi_g.bs.local_rank,
+        .local_size = ushmemi_g.bs.local_size,
         .peers = pp,
         .abort_cb = proxy_failed,
         .abort_ctx = NULL,
+        .done_copy = dev_api.done_copy,
     };
     status = ushmemi_proxy_start(&params, &ushmemi_g.proxy);
     warn_shared_device(force_proxy, peers);
@@ -402,6 +425,9 @@ ushmem_status_t ushmemi_device_api_init(void)
         .peers = dev_api.peers,
         .ring = ushmemi_g.proxy != NULL ? ushmemi_proxy_ring(ushmemi_g.proxy) : NULL,
         .device_epoch_offset = offsetof(struct ushmemi_reserved, device_epoch),
+        .ring_done_offset = ushmemi_g.proxy != NULL && dev_api.done_copy != NULL
+                                ? (uint32_t)offsetof(struct ushmemi_reserved, ring_done)
+                                : 0,
     };
     memcpy(ushmem_device_state.near, peers,
            (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
@@ -418,6 +444,7 @@ stop_proxy:
     ushmemi_proxy_stop(ushmemi_g.proxy);
     ushmemi_g.proxy = NULL;
 free_ipc:
+    dev_api.done_copy = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc_ce);
@@ -436,6 +463,7 @@ void ushmemi_device_api_fini(void)
      * before the transports it uses. */
     ushmemi_proxy_stop(ushmemi_g.proxy);
     ushmemi_g.proxy = NULL;
+    dev_api.done_copy = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc_ce);

@@ -36,6 +36,9 @@ struct ushmemi_reserved {
     /* barriers on streams (stream.c): stream_flags[s] counts the barrier
      * messages from world PE s */
     uint64_t stream_flags[USHMEMI_STREAM_PES];
+    /* The proxy's copy of its ring's completed counter (ring.h), which
+     * device code polls in device memory rather than in host memory. */
+    uint64_t ring_done __attribute__((aligned(64)));
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
 };
 #define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)

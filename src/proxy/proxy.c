@@ -9,7 +9,6 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "../common/log.h"
+#include "../common/threads.h"
 
 #define PROXY_DEFAULT_CAPACITY 1024
 /* Requests executed between two publications of the completed counter when
@@ -56,6 +56,11 @@ struct ushmemi_proxy {
     int ntransports;
     bool nbi_pending;   /* any transport's nbi_pending */
     uint64_t published; /* the completed counter as last published */
+    uint64_t *done_copy; /* params.done_copy */
+    struct {            /* for the debug line at stop */
+        uint64_t requests, completions, sleeps;
+        uint64_t execute_ns, complete_ns;
+    } stats;
     ushmemi_proxy_abort_fn abort_cb;
     void *abort_ctx;
     pthread_t thread;
@@ -235,6 +240,7 @@ static void amo_decode(uint64_t bits, size_t size, union amo_value *v_p)
 }
 
 static void publish(struct ushmemi_proxy *p);
+static uint64_t now_ns(void);
 
 /* FLAG_RESULT: hands the value to the producer through the ticket's result
  * cell, once the cell's previous reader has acknowledged its value. That
@@ -410,6 +416,7 @@ static void publish(struct ushmemi_proxy *p)
 
     if (upto == p->published)
         return;
+    uint64_t t0 = now_ns();
     if (p->nbi_pending) {
         for (int i = 0; i < p->ntransports; i++) {
             struct transport_ref *tr = &p->transports[i];
@@ -427,6 +434,15 @@ static void publish(struct ushmemi_proxy *p)
     }
     ushmemi_ring_complete(p->ring, upto);
     p->published = upto;
+    if (p->done_copy != NULL) {
+        ushmem_status_t status = p->dev_ops->write64(p->dev, p->done_copy, upto);
+        if (status != USHMEM_OK)
+            fail(p, status, upto - 1,
+                 "writing the completed counter %" PRIu64 " to its copy in device memory at %p "
+                 "failed: %s", upto, (void *)p->done_copy, ushmemi_status_string(status));
+    }
+    p->stats.completions++;
+    p->stats.complete_ns += now_ns() - t0;
 }
 
 /* Executes up to PROXY_BATCH requests; returns how many. */
@@ -437,7 +453,10 @@ static unsigned process(struct ushmemi_proxy *p)
     unsigned n = 0;
 
     while (n < PROXY_BATCH && ushmemi_ring_take(p->ring, &req, &ticket)) {
+        uint64_t t0 = now_ns();
         execute(p, &req, ticket);
+        p->stats.execute_ns += now_ns() - t0;
+        p->stats.requests++;
         n++;
         /* A blocking request's producer is waiting: tell it now. */
         if (req.op != USHMEM_RING_OP_PUT_NBI && req.op != USHMEM_RING_OP_GET_NBI &&
@@ -486,6 +505,7 @@ static void *proxy_main(void *arg)
         } else {
             struct timespec ts = {0, sleep_ns};
             nanosleep(&ts, NULL);
+            p->stats.sleeps++;
             sleep_ns = sleep_ns * 2 > IDLE_SLEEP_MAX_NS ? IDLE_SLEEP_MAX_NS : sleep_ns * 2;
         }
     }
@@ -541,7 +561,6 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
 {
     ushmem_status_t status;
     struct ushmemi_proxy *p;
-    sigset_t all, old;
     int rc;
 
     if (params->dev_ops == NULL || params->abort_cb == NULL || params->npes < 1 ||
@@ -549,6 +568,12 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
         ushmemi_error("ushmemi_proxy_start: on PE %d: missing device ops, abort callback or peer "
                       "table (npes %d)",
                       params->my_pe, params->npes);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (params->done_copy != NULL && params->dev_ops->write64 == NULL) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: a device copy of the completed counter "
+                      "was asked for, but the %s backend cannot write device memory behind its "
+                      "copies", params->my_pe, params->dev_ops->name);
         return USHMEM_ERR_INVALID_PARAM;
     }
     p = calloc(1, sizeof(*p));
@@ -561,6 +586,7 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->my_pe = params->my_pe;
     p->npes = params->npes;
     p->abort_cb = params->abort_cb;
+    p->done_copy = params->done_copy;
     p->abort_ctx = params->abort_ctx;
     atomic_init(&p->stop, false);
 
@@ -583,19 +609,15 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     if (status != USHMEM_OK)
         goto free_tables;
 
-    /* Asynchronous signals belong to the application's threads, not to the
-     * proxy: it starts with all of them blocked. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&p->thread, NULL, proxy_main, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* With signals blocked and off a lone bound CPU (threads.h). */
+    rc = ushmemi_helper_thread_start(&p->thread, proxy_main, p, "ushmem-proxy",
+                                     params->local_rank, params->local_size);
     if (rc != 0) {
         ushmemi_error("ushmemi_proxy_start: on PE %d: pthread_create failed: %s", p->my_pe,
                       strerror(rc));
         status = USHMEM_ERR_NO_MEMORY;
         goto destroy_ring;
     }
-    pthread_setname_np(p->thread, "ushmem-proxy");
     *p_p = p;
     return USHMEM_OK;
 
@@ -621,6 +643,13 @@ void ushmemi_proxy_stop(struct ushmemi_proxy *p)
         return;
     atomic_store_explicit(&p->stop, true, memory_order_release);
     pthread_join(p->thread, NULL);
+    /* The last copy of the counter lands before its memory can go. */
+    if (p->done_copy != NULL && p->dev_ops->sync(p->dev) != USHMEM_OK)
+        ushmemi_warn("proxy: the device did not finish writing the last completed counter");
+    ushmemi_debug("proxy: %" PRIu64 " requests executed in %.3f ms; %" PRIu64 " completions "
+                  "(transport quiet and counter) took %.3f ms; %" PRIu64 " idle sleeps",
+                  p->stats.requests, (double)p->stats.execute_ns / 1e6, p->stats.completions,
+                  (double)p->stats.complete_ns / 1e6, p->stats.sleeps);
     ushmemi_ring_destroy(p->ring);
     free(p->stage);
     free(p->pe_devmem);

@@ -79,9 +79,15 @@ struct ushmemi_proxy_params {
     uint32_t capacity; /* ring slots, a power of two; 0 for the default (1024) */
     int my_pe;         /* for messages */
     int npes;
+    int local_rank, local_size; /* on the node, for the thread's CPUs (threads.h); 0, 0: unknown */
     const struct ushmemi_proxy_peer *peers; /* npes entries, copied at start */
     ushmemi_proxy_abort_fn abort_cb;        /* required */
     void *abort_ctx;
+    /* A zeroed word of device memory where the proxy copies the ring's
+     * completed counter each time it moves (ring.h), written with
+     * dev_ops->write64 behind the copies: GPU producers poll it instead
+     * of host memory. NULL: no copy. */
+    uint64_t *done_copy;
 };
 
 /* Creates the ring and starts the proxy thread. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../common/log.h"
+#include "../common/threads.h"
 #include "ofi_private.h"
 
 /* The memory-registration modes this transport can honour; the provider
@@ -492,7 +493,9 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
 
     /* Landing needs the thread whatever the provider: it lands the requests. */
     if (t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL || t->am != NULL) {
-        int err = pthread_create(&t->progress_thread, NULL, ushmemi_ofi_progress_main, t);
+        int err = ushmemi_helper_thread_start(&t->progress_thread, ushmemi_ofi_progress_main, t,
+                                              "ushmem-ofi", oob->local_rank,
+                                              oob->local_size);
         if (err != 0) {
             ushmemi_error("ofi init on PE %d: cannot start the progress thread: %s", t->rank,
                           strerror(err));

@@ -1,10 +1,12 @@
 /* Check suite for the proxy layer: the request ring (layout, tickets, back
  * pressure, completion counter) and the proxy thread (dispatch, quiet, fence,
- * failures, device-memory refusal, draining stop, idle backoff), driven by
- * host threads as producers against a mock transport that records every call. */
+ * failures, device-memory refusal, draining stop, idle backoff, the copy of
+ * the completed counter, the thread's CPUs), driven by host threads as
+ * producers against a mock transport that records every call. */
 #include <check.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,7 @@ struct ushmemi_transport {
     unsigned nbi_delay_us;   /* makes non-blocking calls slow */
     struct ushmem_ring_header *ring;
     atomic_int completed_ahead; /* set if completed ever exceeded executed calls */
+    cpu_set_t put_cpus;         /* the CPUs of the thread that made the last put */
 };
 
 static struct ushmemi_transport mock;
@@ -98,6 +101,7 @@ static ushmem_status_t mock_put(struct ushmemi_transport *t, int pe, uint64_t of
         return USHMEM_ERR_TRANSPORT;
     struct call *call = record(t, CALL_PUT, pe, offset, (uint64_t)(uintptr_t)src, len);
     memcpy(&call->first8, src, len < 8 ? len : 8);
+    pthread_getaffinity_np(pthread_self(), sizeof(t->put_cpus), &t->put_cpus);
     call->delivered = true;
     return USHMEM_OK;
 }
@@ -239,6 +243,24 @@ static struct ushmemi_device *dev;
 static struct ushmemi_proxy *proxy;
 static struct ushmem_ring_header *ring;
 
+/* The copy of the completed counter (ring.h), in memory of the test's own:
+ * the proxy writes it through write64, which checks that the copy never
+ * runs ahead of the counter. */
+static uint64_t *params_done_copy;
+static int params_local_rank, params_local_size;
+static ushmem_ring_word_t done_cell;
+static atomic_int done_ahead, done_writes;
+
+static ushmem_status_t fake_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
+{
+    (void)d;
+    if (addr != (uint64_t *)&done_cell || value > ushmem_ring_load_acquire(&ring->completed))
+        atomic_store(&done_ahead, 1);
+    ushmem_ring_store_release((ushmem_ring_word_t *)addr, value);
+    atomic_fetch_add(&done_writes, 1);
+    return USHMEM_OK;
+}
+
 static void setup(void)
 {
     ck_assert_int_eq(ushmemi_device_open("cpu", 0, 1, &dev_ops, &dev), USHMEM_OK);
@@ -246,6 +268,11 @@ static void setup(void)
     atomic_store(&aborts, 0);
     abort_msg[0] = '\0';
     proxy = NULL;
+    params_done_copy = NULL;
+    params_local_rank = params_local_size = 0;
+    done_cell = 0;
+    atomic_store(&done_ahead, 0);
+    atomic_store(&done_writes, 0);
 }
 
 static void teardown(void)
@@ -271,6 +298,9 @@ static void start_proxy_devmem(const struct ushmemi_device_ops *ops, uint32_t ca
         .peers = peers,
         .abort_cb = record_abort,
         .abort_ctx = NULL,
+        .done_copy = params_done_copy,
+        .local_rank = params_local_rank,
+        .local_size = params_local_size,
     };
     ck_assert_int_eq(ushmemi_proxy_start(&params, &proxy), USHMEM_OK);
     ring = ushmemi_proxy_ring(proxy);
@@ -393,6 +423,27 @@ static void free_producers(void)
         free(producers[i].tickets);
         producers[i].tickets = NULL;
     }
+}
+
+/* produce, with every wait on the copy of the completed counter. */
+static void *produce_on_copy(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    for (int i = 0; i < pr->n; i++) {
+        uint8_t op = (i % 3 == 0) ? USHMEM_RING_OP_PUT : USHMEM_RING_OP_PUT_NBI;
+        struct ushmem_ring_request req = {.op = op, .pe = (pr->id + i) % NPES,
+                                          .offset = offset_of(pr->id, i),
+                                          .local = (uint64_t)(uintptr_t)pr->buf,
+                                          .value = (uint64_t)(pr->id + 1)};
+        pr->tickets[i] = ushmem_ring_submit_on(ring, &done_cell, &prod, &req);
+        atomic_fetch_add(&pr->published, 1);
+        if (op == USHMEM_RING_OP_PUT)
+            ushmem_ring_wait_on(ring, &done_cell, pr->tickets[i]);
+    }
+    ushmem_ring_quiet_on(ring, &done_cell, &prod);
+    return NULL;
 }
 
 /* ---- Tests ---- */
@@ -814,6 +865,163 @@ START_TEST(idle_proxy_backs_off)
 }
 END_TEST
 
+/* Producers that wait only on the proxy's copy of the completed counter,
+ * wrapping a 16-slot ring many times: every request runs once, in ticket
+ * order, and the copy ends equal to the counter, never having run ahead. */
+START_TEST(device_copy_of_completed)
+{
+    const int nprod = 4, n = 2000;
+    static struct ushmemi_device_ops ops; /* outlives the test: teardown stops the proxy */
+
+    ops = *dev_ops;
+    ops.write64 = fake_write64;
+    params_done_copy = (uint64_t *)&done_cell;
+    start_proxy(&ops, 16);
+    run_producers(nprod, n, USHMEM_RING_OP_NONE, produce_on_copy);
+    join_producers(nprod);
+    check_ticket_order(nprod);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&done_cell), (uint64_t)nprod * n);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->completed), (uint64_t)nprod * n);
+    ck_assert_int_eq(atomic_load(&done_ahead), 0);
+    ck_assert_int_gt(atomic_load(&done_writes), 0);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+    free_producers();
+}
+END_TEST
+
+/* A copy asked of a backend that cannot write device memory behind its
+ * copies (the cpu backend has no write64) is refused at start. */
+START_TEST(device_copy_needs_write64)
+{
+    struct ushmemi_proxy_peer peers[NPES];
+    int saved = ushmemi_log_level;
+
+    for (int pe = 0; pe < NPES; pe++)
+        peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock, USHMEMI_PROXY_DEVMEM_REFUSE};
+    struct ushmemi_proxy_params params = {
+        .dev_ops = dev_ops, .dev = dev, .capacity = 16, .my_pe = 0, .npes = NPES,
+        .peers = peers, .abort_cb = record_abort, .done_copy = (uint64_t *)&done_cell,
+    };
+    ck_assert_ptr_null(dev_ops->write64);
+    ushmemi_log_level = -1;
+    ck_assert_int_eq(ushmemi_proxy_start(&params, &proxy), USHMEM_ERR_INVALID_PARAM);
+    ushmemi_log_level = saved;
+    ck_assert_ptr_null(proxy);
+}
+END_TEST
+
+struct reserver {
+    struct ushmem_ring_header *r;
+    ushmem_ring_word_t *done;
+    atomic_int returned;
+    uint64_t ticket;
+};
+
+static void *reserve_one(void *arg)
+{
+    struct reserver *rs = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    rs->ticket = ushmem_ring_reserve_on(rs->r, rs->done, &prod);
+    atomic_store(&rs->returned, 1);
+    return NULL;
+}
+
+/* With a copy, a producer waits for its slot on the copy, a lower bound of
+ * head: here head says the slot is free, the copy does not yet. */
+START_TEST(reserve_waits_on_the_copy)
+{
+    struct ushmemi_ring *r;
+    struct reserver rs = {0};
+    ushmem_ring_word_t copy = 0;
+    pthread_t t;
+
+    ck_assert_int_eq(ushmemi_ring_create(dev_ops, dev, 4, &r), USHMEM_OK);
+    rs.r = ushmemi_ring_header(r);
+    rs.done = &copy;
+    ushmem_ring_store_release(&rs.r->tail, 4); /* the next ticket is 4: slot 0 again */
+    ushmem_ring_store_release(&rs.r->head, 4); /* ticket 0 was taken long ago */
+    ck_assert_int_eq(pthread_create(&t, NULL, reserve_one, &rs), 0);
+    usleep(50 * 1000);
+    ck_assert_int_eq(atomic_load(&rs.returned), 0);
+    ck_assert(!ushmem_ring_is_done_on(rs.r, &copy, 0));
+    ushmem_ring_store_release(&copy, 1);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_uint_eq(rs.ticket, 4);
+    ck_assert(ushmem_ring_is_done_on(rs.r, &copy, 0));
+    ck_assert(!ushmem_ring_is_done_on(rs.r, &copy, 1));
+    /* Without a copy, the ring's own counter says (nothing is done there). */
+    ck_assert(!ushmem_ring_is_done_on(rs.r, NULL, 0));
+    ushmemi_ring_destroy(r);
+}
+END_TEST
+
+/* Binds the test to the first CPU it may use, starts the proxy, has it make
+ * one put and returns the CPUs of the proxy thread; *allowed_p receives the
+ * CPUs the test could use before. */
+static int bind_and_probe(cpu_set_t *allowed_p, cpu_set_t *proxy_cpus_p)
+{
+    struct ushmem_ring_producer prod = {0};
+    cpu_set_t one, now;
+    char buf[8] = {0};
+    int cpu = 0;
+
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(*allowed_p), allowed_p), 0);
+    while (!CPU_ISSET(cpu, allowed_p))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+    start_proxy(dev_ops, 16);
+    ushmem_ring_wait(ring, submit(&prod, USHMEM_RING_OP_PUT, 1, 8, buf, 8));
+    *proxy_cpus_p = mock.put_cpus;
+    /* The test's own thread is still bound to its CPU. */
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
+    ck_assert(CPU_EQUAL(&one, &now));
+    return cpu;
+}
+
+/* Bound to one CPU, as oshrun binds a PE, the process keeps that CPU for its
+ * own threads; the proxy thread runs on the others where there are any. */
+START_TEST(proxy_leaves_a_lone_bound_cpu)
+{
+    cpu_set_t allowed, proxy_cpus;
+    int cpu = bind_and_probe(&allowed, &proxy_cpus);
+
+    if (CPU_COUNT(&allowed) >= 2) {
+        ck_assert(!CPU_ISSET(cpu, &proxy_cpus));
+        ck_assert_int_ge(CPU_COUNT(&proxy_cpus), 1);
+    } else {
+        ck_assert(CPU_ISSET(cpu, &proxy_cpus));
+        ck_assert_int_eq(CPU_COUNT(&proxy_cpus), 1);
+    }
+}
+END_TEST
+
+/* As local rank 0 of 2, bound to CPU c: the other PE is likely on c + 1, so
+ * the proxy keeps off both where a third CPU exists, and shares c + 1
+ * otherwise. */
+START_TEST(proxy_keeps_off_the_node_pes_cpus)
+{
+    cpu_set_t allowed, proxy_cpus;
+    int cpu;
+
+    params_local_rank = 0;
+    params_local_size = 2;
+    cpu = bind_and_probe(&allowed, &proxy_cpus);
+    ck_assert(!CPU_ISSET(cpu, &proxy_cpus));
+    int third = 0;
+    for (int c = cpu + 2; c < CPU_SETSIZE && !third; c++)
+        third = CPU_ISSET(c, &allowed);
+    if (third) {
+        ck_assert(!CPU_ISSET(cpu + 1, &proxy_cpus));
+        ck_assert_int_ge(CPU_COUNT(&proxy_cpus), 1);
+    } else if (CPU_ISSET(cpu + 1, &allowed)) {
+        ck_assert(CPU_ISSET(cpu + 1, &proxy_cpus));
+    }
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
     Suite *s = suite_create("ring");
@@ -834,6 +1042,11 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_memory_passed);
     tcase_add_test(tc, stop_drains_requests_in_flight);
     tcase_add_test(tc, idle_proxy_backs_off);
+    tcase_add_test(tc, device_copy_of_completed);
+    tcase_add_test(tc, device_copy_needs_write64);
+    tcase_add_test(tc, reserve_waits_on_the_copy);
+    tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
+    tcase_add_test(tc, proxy_keeps_off_the_node_pes_cpus);
     suite_add_tcase(s, tc);
     return s;
 }

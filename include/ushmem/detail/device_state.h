@@ -23,7 +23,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 3
+#define USHMEM_DEVICE_STATE_VERSION 4
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -56,7 +56,10 @@ struct ushmem_device_state {
     uint64_t heap_size;
     uint64_t device_flags_offset; /* of the barrier's flags from the heap's start */
     uint32_t device_flags_count;  /* 64-bit flags there */
-    uint32_t pad1;
+    /* Of a copy of the ring's completed counter from the heap's start, in
+     * this PE's own memory, which the proxy keeps (ring.h); 0 when there is
+     * none and producers read the ring's counter. */
+    uint32_t ring_done_offset;
     struct ushmem_device_peer *peers; /* n_pes entries, in this PE's heap */
     struct ushmem_ring_header *ring;  /* NULL when no proxy thread runs */
     /* Of this PE's count of device barriers from the heap's start: the

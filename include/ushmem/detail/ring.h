@@ -36,6 +36,15 @@
  *     ticket is done and stores ack = ticket + 1. The consumer writes a cell
  *     again only after the previous result in it was acknowledged, so a
  *     slow reader never loses its value to a later ticket of the same slot.
+ *   - The consumer may also copy `completed` into a word that producers
+ *     read faster (on a GPU, a word of its own memory: polling host memory
+ *     from many GPU threads starves the copy engine, which the proxy uses).
+ *     The copy is written after `completed` and never runs ahead of it, so a
+ *     producer may wait on either. Since head >= completed, a producer may
+ *     also wait for its slot on the copy instead of on head. The copy's
+ *     address is not in the header: producers are told it beside the ring
+ *     (ushmem_device_state.ring_done_offset), and the functions below take
+ *     it as `done`, NULL meaning `completed` itself.
  *   - `errors` counts requests that failed; the proxy reports each one
  *     through its abort callback (which normally ends the job) and still
  *     counts it completed, so a producer never waits forever on it. */
@@ -71,7 +80,7 @@ typedef unsigned long uint64_t;
 #endif
 
 /* Bumped on any change to the layout or the protocol above. */
-#define USHMEM_RING_VERSION 2
+#define USHMEM_RING_VERSION 3
 #define USHMEM_RING_CACHELINE 64
 #define USHMEM_RING_REQUEST_SIZE 64
 
@@ -404,9 +413,19 @@ USHMEM_RING_INLINE void ushmem_ring_backoff(unsigned *spins)
     }
 }
 
-/* Takes a ticket and waits until its slot is free. */
-USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r,
-                                                struct ushmem_ring_producer *p)
+/* The word that says which tickets are done: `done`, or the header's
+ * completed counter when done is NULL. */
+USHMEM_RING_INLINE ushmem_ring_word_t *ushmem_ring_done_word(struct ushmem_ring_header *r,
+                                                             ushmem_ring_word_t *done)
+{
+    return done != NULL ? done : &r->completed;
+}
+
+/* Takes a ticket and waits until its slot is free: on head, or with a
+ * faster copy of completed (a lower bound of head) on that. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_reserve_on(struct ushmem_ring_header *r,
+                                                   ushmem_ring_word_t *done,
+                                                   struct ushmem_ring_producer *p)
 {
     uint64_t ticket = ushmem_ring_take_ticket(&r->tail);
     unsigned spins = 0;
@@ -414,11 +433,17 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r,
     if (ticket - p->head_seen < r->capacity)
         return ticket;
     for (;;) {
-        p->head_seen = ushmem_ring_load_acquire(&r->head);
+        p->head_seen = ushmem_ring_load_acquire(done != NULL ? done : &r->head);
         if (ticket - p->head_seen < r->capacity)
             return ticket;
         ushmem_ring_backoff(&spins);
     }
+}
+
+USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r,
+                                                struct ushmem_ring_producer *p)
+{
+    return ushmem_ring_reserve_on(r, NULL, p);
 }
 
 /* Fills the reserved slot from req (its seq is ignored) and publishes it:
@@ -443,11 +468,12 @@ USHMEM_RING_INLINE void ushmem_ring_publish(struct ushmem_ring_header *r, uint64
 }
 
 /* reserve + publish; remembers the ticket in the producer for quiet. */
-USHMEM_RING_INLINE uint64_t ushmem_ring_submit(struct ushmem_ring_header *r,
-                                               struct ushmem_ring_producer *p,
-                                               const struct ushmem_ring_request *req)
+USHMEM_RING_INLINE uint64_t ushmem_ring_submit_on(struct ushmem_ring_header *r,
+                                                  ushmem_ring_word_t *done,
+                                                  struct ushmem_ring_producer *p,
+                                                  const struct ushmem_ring_request *req)
 {
-    uint64_t ticket = ushmem_ring_reserve(r, p);
+    uint64_t ticket = ushmem_ring_reserve_on(r, done, p);
 
     ushmem_ring_publish(r, ticket, req);
     if (ticket + 1 > p->issued)
@@ -455,20 +481,39 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_submit(struct ushmem_ring_header *r,
     return ticket;
 }
 
+USHMEM_RING_INLINE uint64_t ushmem_ring_submit(struct ushmem_ring_header *r,
+                                               struct ushmem_ring_producer *p,
+                                               const struct ushmem_ring_request *req)
+{
+    return ushmem_ring_submit_on(r, NULL, p, req);
+}
+
 /* 1 when the request with this ticket is done. */
+USHMEM_RING_INLINE int ushmem_ring_is_done_on(struct ushmem_ring_header *r,
+                                              ushmem_ring_word_t *done, uint64_t ticket)
+{
+    return ushmem_ring_load_acquire(ushmem_ring_done_word(r, done)) > ticket;
+}
+
 USHMEM_RING_INLINE int ushmem_ring_is_done(struct ushmem_ring_header *r, uint64_t ticket)
 {
-    return ushmem_ring_load_acquire(&r->completed) > ticket;
+    return ushmem_ring_is_done_on(r, NULL, ticket);
 }
 
 /* Waits until the request with this ticket is done; its fetched value, if
  * any, is visible on return. */
-USHMEM_RING_INLINE void ushmem_ring_wait(struct ushmem_ring_header *r, uint64_t ticket)
+USHMEM_RING_INLINE void ushmem_ring_wait_on(struct ushmem_ring_header *r,
+                                            ushmem_ring_word_t *done, uint64_t ticket)
 {
     unsigned spins = 0;
 
-    while (!ushmem_ring_is_done(r, ticket))
+    while (!ushmem_ring_is_done_on(r, done, ticket))
         ushmem_ring_backoff(&spins);
+}
+
+USHMEM_RING_INLINE void ushmem_ring_wait(struct ushmem_ring_header *r, uint64_t ticket)
+{
+    ushmem_ring_wait_on(r, NULL, ticket);
 }
 
 /* The value of a done FLAG_RESULT request, read once: acknowledges it so
@@ -488,13 +533,21 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r
 }
 
 /* Waits until every request this producer submitted is done. */
+USHMEM_RING_INLINE void ushmem_ring_quiet_on(struct ushmem_ring_header *r,
+                                             ushmem_ring_word_t *done,
+                                             const struct ushmem_ring_producer *p)
+{
+    ushmem_ring_word_t *word = ushmem_ring_done_word(r, done);
+    unsigned spins = 0;
+
+    while (ushmem_ring_load_acquire(word) < p->issued)
+        ushmem_ring_backoff(&spins);
+}
+
 USHMEM_RING_INLINE void ushmem_ring_quiet(struct ushmem_ring_header *r,
                                           const struct ushmem_ring_producer *p)
 {
-    unsigned spins = 0;
-
-    while (ushmem_ring_load_acquire(&r->completed) < p->issued)
-        ushmem_ring_backoff(&spins);
+    ushmem_ring_quiet_on(r, NULL, p);
 }
 
 #if defined(__OPENCL_C_VERSION__)
