@@ -6,7 +6,7 @@
 # and the targets.
 #
 # Usage, from anywhere (it works from the repository root):
-#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl] \
+#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy] \
 #       scripts/gpu_bench.sh [OUT_DIR]          (default $BUILD_DIR/bench)
 #
 # BUILD_DIR  a built meson tree of ushmem with the cuda backend: tools/oshrun,
@@ -14,8 +14,11 @@
 #            called with ushmem's include and library directories).
 # NPES       PEs (and ranks) per job, default 2.
 # QUICK=1    fewer sizes and iterations.
-# PARTS      which of put, get, latency, alltoall, nccl to run (comma list);
-#            default all but get.
+# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy to run
+#            (comma list); default all but get. ceiling: test/perf/cuda/
+#            nvlink_ceiling, what the link between GPUs 0 and 1 carries with
+#            no library (needs 2 GPUs); proxy: ushmem's put bandwidth and
+#            latencies with USHMEM_DEVICE_ROUTE=proxy, against its direct road.
 #
 # NVSHMEM comes from the Python package nvidia-nvshmem (nvidia.nvshmem) and
 # is started through Open MPI; NCCL from PyTorch through torchrun. Either
@@ -34,7 +37,7 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 npes=${NPES:-2}
 quick=${QUICK:-0}
-parts=,${PARTS:-put,latency,alltoall,nccl},
+parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy},
 budget=${BENCH_BUDGET_S:-450}
 bin=$out/bin
 csvdir=$out/csv
@@ -125,8 +128,8 @@ fi
 
 # ---- build, every program for both libraries at once ----
 progs=()
-{ want put || want get; } && progs+=(dev_put_bw)
-want latency && progs+=(dev_latency)
+{ want put || want get || want proxy; } && progs+=(dev_put_bw)
+{ want latency || want proxy; } && progs+=(dev_latency)
 want alltoall && progs+=(dev_alltoall)
 
 build_ushmem() {
@@ -184,12 +187,13 @@ run_nvshmem() { # FILE SECONDS HEAP_BYTES program args...
         -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_REMOTE_TRANSPORT \
         -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH "$@"
 }
-# to_csv TXT NAME IMPL: the CSV block a program printed ("# NAME,IMPL,PES",
-# its header, its rows and comments) as csv/NAME_IMPL.csv.
+# to_csv TXT NAME IMPL [LABEL]: the CSV block a program printed ("# NAME,IMPL,PES",
+# its header, its rows and comments) as csv/NAME_LABEL.csv, LABEL (default
+# IMPL) named as the implementation in it.
 to_csv() {
-    local txt=$1 name=$2 impl=$3 csv=$csvdir/$2_$3.csv
-    awk -v head="# $name,$impl," '
-        index($0, head) == 1 { on = 1; print; next }
+    local txt=$1 name=$2 impl=$3 label=${4:-$3} csv=$csvdir/$2_${4:-$3}.csv
+    awk -v head="# $name,$impl," -v impl="$impl" -v label="$label" '
+        index($0, head) == 1 { on = 1; sub("," impl ",", "," label ","); print; next }
         on && /^#/ { print; next }
         on && /^[a-z_]+(,[a-z_]+)+$/ { print; next }
         on && /^[A-Za-z0-9_.]+(,[-+0-9.eE]+)+$/ { print }' "$txt" >"$csv"
@@ -235,6 +239,37 @@ want latency && bench dev_latency dev_latency 120 512M 268435456 "${lat_args[@]}
 # 1 GiB: 278 GB/s at 32 blocks, 315 at 64, 341 at 132).
 want alltoall && bench dev_alltoall dev_alltoall 150 3G 3221225472 \
     --blocks sms --threads 1024 "${a2a_args[@]}"
+# ushmem through its proxy thread: the same programs, every device call on
+# the ring.
+if want proxy && [ $have_ushmem = 1 ]; then
+    if [ -x "$bin/dev_put_bw_ushmem" ]; then
+        run_ushmem "$out/dev_put_bw_block_proxy.txt" 90 1G env USHMEM_DEVICE_ROUTE=proxy \
+            "$bin/dev_put_bw_ushmem" --scope block --blocks 32 --threads 1024 "${put_args[@]}" ||
+            say "dev_put_bw through the proxy exited $?: see dev_put_bw_block_proxy.txt"
+        to_csv "$out/dev_put_bw_block_proxy.txt" dev_put_bw_block ushmem ushmem-proxy
+    fi
+    if [ -x "$bin/dev_latency_ushmem" ]; then
+        run_ushmem "$out/dev_latency_proxy.txt" 90 512M env USHMEM_DEVICE_ROUTE=proxy \
+            "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier --iters 300 ||
+            say "dev_latency through the proxy exited $?: see dev_latency_proxy.txt"
+        to_csv "$out/dev_latency_proxy.txt" dev_latency ushmem ushmem-proxy
+    fi
+fi
+# What the link carries with no library at all.
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if want ceiling && [ "$ngpus" -ge 2 ]; then
+    exe=$bin/nvlink_ceiling
+    printf '%s\n' "nvcc -O3 -arch=sm_90 -o $exe test/perf/cuda/nvlink_ceiling.cu" >>"$cmdlog"
+    if timeout 240 nvcc -O3 -arch=sm_90 -o "$exe" test/perf/cuda/nvlink_ceiling.cu \
+        >"$out/build_nvlink_ceiling.log" 2>&1; then
+        run_to "$out/nvlink_ceiling_raw.txt" 90 "$exe" --size 64M \
+            --iters "$([ "$quick" = 1 ] && echo 20 || echo 50)" ||
+            say "nvlink_ceiling exited $?: see nvlink_ceiling_raw.txt"
+        to_csv "$out/nvlink_ceiling_raw.txt" nvlink_ceiling raw
+    else
+        say "build of nvlink_ceiling failed: see build_nvlink_ceiling.log"
+    fi
+fi
 if want nccl && [ $have_torch = 1 ]; then
     run_to "$out/nccl_alltoall_nccl.txt" 150 "${torchrun[@]}" --standalone \
         --nproc_per_node="$npes" scripts/nccl_alltoall.py "${a2a_args[@]}"
@@ -275,14 +310,22 @@ row "put bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_put_bw_block ushmem $mib64
     "$(val dev_put_bw_block nvshmem $mib64)" ">=1.1"
 want get && row "get bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_get_bw_block ushmem $mib64)" \
     "$(val dev_get_bw_block nvshmem $mib64)" -
+# The most any library could reach, for the put target: the best engine
+# of nvlink_ceiling against NVSHMEM's put (a ratio under 1.1 means no
+# library meets 1.1x on this link).
+best=$(awk -F, 'NR > 1 && $1 !~ /^#/ && $2 + 0 > b { b = $2 + 0 } END { if (b) print b }' \
+    "$csvdir/nvlink_ceiling_raw.csv" 2>/dev/null)
+row "link ceiling, copy engine, 64 MiB (GB/s)" "$(val nvlink_ceiling raw ce)" \
+    "$(val dev_put_bw_block nvshmem $mib64)" -
+row "link ceiling, best engine, 64 MiB (GB/s)" "$best" "$(val dev_put_bw_block nvshmem $mib64)" -
 row "long_p ping-pong, half RTT (us)" "$(val dev_latency ushmem p)" "$(val dev_latency nvshmem p)" "<=0.9"
 row "fetch_add latency (us)" "$(val dev_latency ushmem fadd)" "$(val dev_latency nvshmem fadd)" "<=1.0"
 row "long_g latency (us)" "$(val dev_latency ushmem g)" "$(val dev_latency nvshmem g)" -
 row "putmem_signal ping-pong, half RTT (us)" "$(val dev_latency ushmem signal)" \
     "$(val dev_latency nvshmem signal)" -
-row "device barrier vs NV barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier)" \
-    "$(val dev_latency nvshmem barrier_stream)" "<=1.0"
 row "barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier_stream)" \
+    "$(val dev_latency nvshmem barrier_stream)" "<=1.0"
+row "device barrier vs NV barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier)" \
     "$(val dev_latency nvshmem barrier_stream)" -
 row "device barrier vs NVSHMEM device barrier (us)" "$(val dev_latency ushmem barrier)" \
     "$(val dev_latency nvshmem barrier)" -
@@ -299,6 +342,17 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
     say "device benchmarks, $npes PEs, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
     printf '%-48s | %9s | %12s | %5s | %6s | %s\n' metric ushmem "NVSHMEM/NCCL" ratio target "met?"
     printf '%s\n' "${rows[@]}"
+    if want proxy; then
+        say ""
+        say "ushmem with every device call through the proxy (USHMEM_DEVICE_ROUTE=proxy), against its direct road"
+        printf '%-48s | %9s | %9s\n' metric proxy direct
+        printf '%-48s | %9s | %9s\n' "put bw 64 MiB, block, 32x1024 (GB/s)" \
+            "$(val dev_put_bw_block ushmem-proxy $mib64)" "$(val dev_put_bw_block ushmem $mib64)"
+        for op in p g fadd signal barrier; do
+            printf '%-48s | %9s | %9s\n' "dev_latency $op (us)" \
+                "$(val dev_latency ushmem-proxy $op)" "$(val dev_latency ushmem $op)"
+        done
+    fi
 } | tee "$out/summary.txt"
 
 if python3 -c 'import matplotlib' 2>/dev/null && ls "$csvdir"/*.csv >/dev/null 2>&1; then
