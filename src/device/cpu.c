@@ -550,6 +550,16 @@ static ushmem_status_t cpu_sync(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
+/* Behind the copies queued before it: they land first. */
+static ushmem_status_t cpu_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value)
+{
+    pthread_mutex_lock(&dev->lock);
+    land_pending(dev);
+    pthread_mutex_unlock(&dev->lock);
+    __atomic_store_n(addr, value, __ATOMIC_RELEASE);
+    return USHMEM_OK;
+}
+
 static ushmem_status_t cpu_pointer_query(struct ushmemi_device *dev, const void *ptr,
                                          struct ushmemi_ptr_attr *attr_p)
 {
@@ -700,6 +710,7 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .memset = cpu_memset,
     .sync = cpu_sync,
     .amo = cpu_amo,
+    .write64 = cpu_write64,
     .stream_copy = ushmemi_no_stream_copy,
     .stream_write64 = ushmemi_no_stream_write64,
     .stream_wait64 = ushmemi_no_stream_wait64,

@@ -348,6 +348,10 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
     if (status != USHMEM_OK)
         goto free_pp;
     dev_api.done_copy = proxy_done_copy();
+    if (dev_api.done_copy != NULL)
+        ushmemi_debug("device API: the proxy copies its completed counter into the heap, offset "
+                      "%zu, where device code waits on it",
+                      (size_t)((char *)dev_api.done_copy - ushmemi_g.heap_base));
     struct ushmemi_proxy_params params = {
         .dev_ops = ushmemi_g.dev_ops,
         .dev = ushmemi_g.dev,
