@@ -196,7 +196,7 @@ to_csv() {
         index($0, head) == 1 { on = 1; sub("," impl ",", "," label ","); print; next }
         on && /^#/ { print; next }
         on && /^[a-z_]+(,[a-z_]+)+$/ { print; next }
-        on && /^[A-Za-z0-9_.]+(,[-+0-9.eE]+)+$/ { print }' "$txt" >"$csv"
+        on && /^[A-Za-z0-9_.+-]+(,[-+0-9.eE]+)+$/ { print }' "$txt" >"$csv"
     [ -s "$csv" ] || rm -f "$csv"
 }
 # bench PROG NAME SECONDS UHEAP NVHEAP args...: runs PROG for each library

@@ -2,73 +2,151 @@
 #include "threads.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "log.h"
 
-/* Fills `others` with the CPUs for a helper thread when the process is
- * bound to exactly one CPU and others are online (threads.h); returns
- * whether it did. CPUs that a cgroup's cpuset leaves out are dropped by the
- * kernel. */
-static int other_cpus(cpu_set_t *others, int *own_p, int local_rank, int local_size)
+int ushmemi_parse_cpu_list(const char *text, cpu_set_t *set)
 {
-    cpu_set_t own;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int c, first = 0, last = -1;
+    const char *p = text;
 
-    CPU_ZERO(&own);
-    if (sched_getaffinity(0, sizeof(own), &own) != 0 || CPU_COUNT(&own) != 1 || online < 2)
-        return 0;
-    if (online > CPU_SETSIZE)
-        online = CPU_SETSIZE;
-    for (c = 0; !CPU_ISSET(c, &own); c++)
-        ;
-    *own_p = c;
-    if (local_size > 1 && local_rank >= 0 && local_rank < local_size) {
-        first = c - local_rank; /* the node's PEs, if bound in order */
-        last = first + local_size - 1;
+    CPU_ZERO(set);
+    while (*p != '\0' && *p != '\n') {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p || lo < 0)
+            return -1;
+        p = end;
+        if (*p == '-') {
+            hi = strtol(p + 1, &end, 10);
+            if (end == p + 1 || hi < lo)
+                return -1;
+            p = end;
+        }
+        for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, set);
+        if (*p == ',')
+            p++;
+        else if (*p != '\0' && *p != '\n')
+            return -1;
     }
-    CPU_ZERO(others);
-    for (int k = 0; k < online; k++)
-        if (k != c && (k < first || k > last))
-            CPU_SET(k, others);
-    if (CPU_COUNT(others) == 0) /* too few CPUs: share with the other PEs */
-        for (int k = 0; k < online; k++)
-            if (k != c)
-                CPU_SET(k, others);
-    return CPU_COUNT(others) > 0;
+    return 0;
+}
+
+int ushmemi_helper_cpus(const cpu_set_t *own, const cpu_set_t *online,
+                        const cpu_set_t *isolated, int local_rank, int local_size,
+                        cpu_set_t *first, cpu_set_t *second)
+{
+    int c, lo = 0, hi = -1;
+
+    CPU_ZERO(first);
+    CPU_ZERO(second);
+    if (CPU_COUNT(own) != 1)
+        return -1;
+    for (c = 0; !CPU_ISSET(c, own); c++)
+        ;
+    if (local_size > 1 && local_rank >= 0 && local_rank < local_size) {
+        lo = c - local_rank; /* the node's PEs, if bound in order */
+        hi = lo + local_size - 1;
+    }
+    for (int k = 0; k < CPU_SETSIZE; k++) {
+        if (k == c || !CPU_ISSET(k, online) || CPU_ISSET(k, isolated))
+            continue;
+        CPU_SET(k, second);
+        if (k < lo || k > hi)
+            CPU_SET(k, first);
+    }
+    return c;
+}
+
+/* A CPU list file of sysfs into set; false when unreadable or malformed. */
+static int read_cpu_list(const char *path, cpu_set_t *set)
+{
+    char buf[4096];
+    FILE *f = fopen(path, "r");
+    int ok = 0;
+
+    CPU_ZERO(set);
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof(buf), f) != NULL)
+        ok = ushmemi_parse_cpu_list(buf, set) == 0;
+    else
+        ok = 1; /* an empty list */
+    fclose(f);
+    return ok;
+}
+
+/* Creates the thread on the first of the candidate sets that the kernel
+ * accepts (a cgroup may allow none of a set's CPUs: EINVAL), else where the
+ * creator runs. Returns pthread_create's code; *placed_p says whether a set
+ * was used. */
+static int create_placed(pthread_t *thread, void *(*fn)(void *), void *arg,
+                         const cpu_set_t *sets, int nsets, int *placed_p)
+{
+    *placed_p = 0;
+    for (int i = 0; i < nsets; i++) {
+        pthread_attr_t attr;
+        int rc;
+
+        if (CPU_COUNT(&sets[i]) == 0 || pthread_attr_init(&attr) != 0)
+            continue;
+        rc = pthread_attr_setaffinity_np(&attr, sizeof(sets[i]), &sets[i]);
+        if (rc == 0)
+            rc = pthread_create(thread, &attr, fn, arg);
+        pthread_attr_destroy(&attr);
+        if (rc == 0) {
+            *placed_p = 1;
+            return 0;
+        }
+        if (rc != EINVAL)
+            return rc;
+    }
+    return pthread_create(thread, NULL, fn, arg);
 }
 
 int ushmemi_helper_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
                                 const char *name, int local_rank, int local_size)
 {
     sigset_t all, old;
-    pthread_attr_t attr;
-    cpu_set_t others;
-    int own = -1, moved = 0, rc;
+    cpu_set_t own, online, isolated, sets[2];
+    int cpu = -1, placed = 0, rc;
 
+    CPU_ZERO(&own);
+    if (sched_getaffinity(0, sizeof(own), &own) == 0 && CPU_COUNT(&own) == 1) {
+        if (!read_cpu_list("/sys/devices/system/cpu/online", &online)) {
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            CPU_ZERO(&online);
+            for (long k = 0; k < n && k < CPU_SETSIZE; k++)
+                CPU_SET((int)k, &online);
+        }
+        if (!read_cpu_list("/sys/devices/system/cpu/isolated", &isolated))
+            CPU_ZERO(&isolated);
+        cpu = ushmemi_helper_cpus(&own, &online, &isolated, local_rank, local_size, &sets[0],
+                                  &sets[1]);
+    }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_attr_init(&attr);
-    if (rc == 0) {
-        moved = other_cpus(&others, &own, local_rank, local_size) &&
-                pthread_attr_setaffinity_np(&attr, sizeof(others), &others) == 0;
-        rc = pthread_create(thread, &attr, fn, arg);
-        if (rc == EINVAL && moved) { /* none of those CPUs is allowed here */
-            moved = 0;
-            rc = pthread_create(thread, NULL, fn, arg);
-        }
-        pthread_attr_destroy(&attr);
-    }
+    rc = cpu >= 0 ? create_placed(thread, fn, arg, sets, 2, &placed)
+                  : pthread_create(thread, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return rc;
     pthread_setname_np(*thread, name);
-    if (moved)
+    if (cpu >= 0 && placed) {
+        cpu_set_t got;
+        CPU_ZERO(&got);
+        pthread_getaffinity_np(*thread, sizeof(got), &got);
         ushmemi_debug("%s thread: the process is bound to CPU %d alone; the thread runs on %d "
                       "other CPUs, so that a spinning application thread does not starve it",
-                      name, own, CPU_COUNT(&others));
+                      name, cpu, CPU_COUNT(&got));
+    } else if (cpu >= 0) {
+        ushmemi_debug("%s thread: the process is bound to CPU %d alone and no other CPU is "
+                      "allowed here: the thread shares it", name, cpu);
+    }
     return 0;
 }

@@ -56,7 +56,9 @@ struct ushmemi_proxy {
     int ntransports;
     bool nbi_pending;   /* any transport's nbi_pending */
     uint64_t published; /* the completed counter as last published */
-    uint64_t *done_copy; /* params.done_copy */
+    uint64_t *done_copy;  /* params.done_copy */
+    uint64_t done_copied; /* the value last written there */
+    bool done_failed;     /* a write there failed and was reported */
     struct {            /* for the debug line at stop */
         uint64_t requests, completions, sleeps;
         uint64_t execute_ns, complete_ns;
@@ -408,14 +410,35 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
     }
 }
 
+/* Writes the completed counter's copy in device memory. A failure is
+ * reported once (the abort callback normally ends the job); if the job goes
+ * on, every later pass of the loop tries again, so that producers waiting on
+ * the copy are not left behind for good. */
+static void copy_done(struct ushmemi_proxy *p, uint64_t upto)
+{
+    ushmem_status_t status = p->dev_ops->write64(p->dev, p->done_copy, upto);
+
+    if (status == USHMEM_OK) {
+        p->done_copied = upto;
+    } else if (!p->done_failed) {
+        p->done_failed = true;
+        fail(p, status, upto - 1,
+             "writing the completed counter %" PRIu64 " to its copy in device memory at %p "
+             "failed: %s", upto, (void *)p->done_copy, ushmemi_status_string(status));
+    }
+}
+
 /* Moves the completed counter up to every request taken so far, completing
  * outstanding non-blocking ones first. */
 static void publish(struct ushmemi_proxy *p)
 {
     uint64_t upto = ushmemi_ring_taken(p->ring);
 
-    if (upto == p->published)
+    if (upto == p->published) {
+        if (p->done_copy != NULL && p->done_copied != upto)
+            copy_done(p, upto); /* a failed write, tried again */
         return;
+    }
     uint64_t t0 = now_ns();
     if (p->nbi_pending) {
         for (int i = 0; i < p->ntransports; i++) {
@@ -434,13 +457,8 @@ static void publish(struct ushmemi_proxy *p)
     }
     ushmemi_ring_complete(p->ring, upto);
     p->published = upto;
-    if (p->done_copy != NULL) {
-        ushmem_status_t status = p->dev_ops->write64(p->dev, p->done_copy, upto);
-        if (status != USHMEM_OK)
-            fail(p, status, upto - 1,
-                 "writing the completed counter %" PRIu64 " to its copy in device memory at %p "
-                 "failed: %s", upto, (void *)p->done_copy, ushmemi_status_string(status));
-    }
+    if (p->done_copy != NULL)
+        copy_done(p, upto);
     p->stats.completions++;
     p->stats.complete_ns += now_ns() - t0;
 }

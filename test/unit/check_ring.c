@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../src/common/log.h"
+#include "../../src/common/threads.h"
 #include "../../src/proxy/proxy.h"
 
 #define NPES 4
@@ -249,11 +250,15 @@ static struct ushmem_ring_header *ring;
 static uint64_t *params_done_copy;
 static int params_local_rank, params_local_size;
 static ushmem_ring_word_t done_cell;
-static atomic_int done_ahead, done_writes;
+static atomic_int done_ahead, done_writes, done_fail_next;
 
 static ushmem_status_t fake_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
 {
     (void)d;
+    if (atomic_load(&done_fail_next) > 0) {
+        atomic_fetch_sub(&done_fail_next, 1);
+        return USHMEM_ERR_DEVICE;
+    }
     if (addr != (uint64_t *)&done_cell || value > ushmem_ring_load_acquire(&ring->completed))
         atomic_store(&done_ahead, 1);
     ushmem_ring_store_release((ushmem_ring_word_t *)addr, value);
@@ -273,6 +278,7 @@ static void setup(void)
     done_cell = 0;
     atomic_store(&done_ahead, 0);
     atomic_store(&done_writes, 0);
+    atomic_store(&done_fail_next, 0);
 }
 
 static void teardown(void)
@@ -889,6 +895,42 @@ START_TEST(device_copy_of_completed)
 }
 END_TEST
 
+/* A failed write of the copy is reported once and tried again, so that
+ * producers waiting on the copy are not stranded when the job goes on. */
+START_TEST(device_copy_write_retried)
+{
+    const int nprod = 2, n = 300;
+    static struct ushmemi_device_ops ops; /* outlives the test: teardown stops the proxy */
+    int saved = ushmemi_log_level;
+
+    ops = *dev_ops;
+    ops.write64 = fake_write64;
+    params_done_copy = (uint64_t *)&done_cell;
+    atomic_store(&done_fail_next, 3);
+    ushmemi_log_level = -1;
+    start_proxy(&ops, 16);
+    run_producers(nprod, n, USHMEM_RING_OP_NONE, produce_on_copy);
+    join_producers(nprod);
+    ushmemi_log_level = saved;
+    check_ticket_order(nprod);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&done_cell), (uint64_t)nprod * n);
+    ck_assert_int_eq(atomic_load(&done_ahead), 0);
+    /* The write for the last request fails: no later request would carry
+     * the copy forward, so only the retry lets this wait end. */
+    struct ushmem_ring_producer prod = {0};
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT, .pe = 1, .offset = 8,
+                                      .local = (uint64_t)(uintptr_t)producers[0].buf,
+                                      .value = 1};
+    atomic_store(&done_fail_next, 1);
+    ushmem_ring_wait_on(ring, &done_cell, ushmem_ring_submit_on(ring, &done_cell, &prod, &req));
+    ck_assert_int_eq(atomic_load(&done_fail_next), 0);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&done_cell), (uint64_t)nprod * n + 1);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    free_producers();
+}
+END_TEST
+
 /* A copy asked of a backend that cannot write device memory behind its
  * copies (no write64) is refused at start. */
 START_TEST(device_copy_needs_write64)
@@ -983,43 +1025,99 @@ static int bind_and_probe(cpu_set_t *allowed_p, cpu_set_t *proxy_cpus_p)
 }
 
 /* Bound to one CPU, as oshrun binds a PE, the process keeps that CPU for its
- * own threads; the proxy thread runs on the others where there are any. */
+ * own threads; the proxy thread runs elsewhere whenever another CPU that the
+ * test could use from the start is not isolated. */
 START_TEST(proxy_leaves_a_lone_bound_cpu)
 {
-    cpu_set_t allowed, proxy_cpus;
-    int cpu = bind_and_probe(&allowed, &proxy_cpus);
+    cpu_set_t allowed, proxy_cpus, isolated;
+    char buf[256] = "";
+    FILE *f = fopen("/sys/devices/system/cpu/isolated", "r");
 
-    if (CPU_COUNT(&allowed) >= 2) {
-        ck_assert(!CPU_ISSET(cpu, &proxy_cpus));
-        ck_assert_int_ge(CPU_COUNT(&proxy_cpus), 1);
-    } else {
-        ck_assert(CPU_ISSET(cpu, &proxy_cpus));
-        ck_assert_int_eq(CPU_COUNT(&proxy_cpus), 1);
+    if (f != NULL) {
+        if (fgets(buf, sizeof(buf), f) == NULL)
+            buf[0] = '\0';
+        fclose(f);
     }
+    ck_assert_int_eq(ushmemi_parse_cpu_list(buf, &isolated), 0);
+    params_local_rank = 0;
+    params_local_size = 2;
+    int cpu = bind_and_probe(&allowed, &proxy_cpus);
+    int elsewhere = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        elsewhere |= c != cpu && CPU_ISSET(c, &allowed) && !CPU_ISSET(c, &isolated);
+    ck_assert_int_ge(CPU_COUNT(&proxy_cpus), 1);
+    if (elsewhere)
+        ck_assert(!CPU_ISSET(cpu, &proxy_cpus));
 }
 END_TEST
 
-/* As local rank 0 of 2, bound to CPU c: the other PE is likely on c + 1, so
- * the proxy keeps off both where a third CPU exists, and shares c + 1
- * otherwise. */
-START_TEST(proxy_keeps_off_the_node_pes_cpus)
+static void cpu_set_of(cpu_set_t *set, const char *list)
 {
-    cpu_set_t allowed, proxy_cpus;
-    int cpu;
+    ck_assert_int_eq(ushmemi_parse_cpu_list(list, set), 0);
+}
 
-    params_local_rank = 0;
-    params_local_size = 2;
-    cpu = bind_and_probe(&allowed, &proxy_cpus);
-    ck_assert(!CPU_ISSET(cpu, &proxy_cpus));
-    int third = 0;
-    for (int c = cpu + 2; c < CPU_SETSIZE && !third; c++)
-        third = CPU_ISSET(c, &allowed);
-    if (third) {
-        ck_assert(!CPU_ISSET(cpu + 1, &proxy_cpus));
-        ck_assert_int_ge(CPU_COUNT(&proxy_cpus), 1);
-    } else if (CPU_ISSET(cpu + 1, &allowed)) {
-        ck_assert(CPU_ISSET(cpu + 1, &proxy_cpus));
-    }
+/* The kernel's CPU lists, as sysfs writes them. */
+START_TEST(cpu_lists_parsed)
+{
+    cpu_set_t set, want;
+
+    cpu_set_of(&set, "0-3,8,10-11\n");
+    CPU_ZERO(&want);
+    for (int c = 0; c <= 3; c++)
+        CPU_SET(c, &want);
+    CPU_SET(8, &want);
+    CPU_SET(10, &want);
+    CPU_SET(11, &want);
+    ck_assert(CPU_EQUAL(&set, &want));
+    cpu_set_of(&set, "\n");
+    ck_assert_int_eq(CPU_COUNT(&set), 0);
+    cpu_set_of(&set, "5");
+    ck_assert_int_eq(CPU_COUNT(&set), 1);
+    ck_assert(CPU_ISSET(5, &set));
+    ck_assert_int_eq(ushmemi_parse_cpu_list("3-1", &set), -1);
+    ck_assert_int_eq(ushmemi_parse_cpu_list("a", &set), -1);
+    ck_assert_int_eq(ushmemi_parse_cpu_list("1,,2", &set), -1);
+    ck_assert_int_eq(ushmemi_parse_cpu_list("1 2", &set), -1);
+}
+END_TEST
+
+/* Where a helper thread may run: never the process's own CPU nor an
+ * isolated or offline one; first choice also off the node's PEs' block. */
+START_TEST(helper_cpus_chosen)
+{
+    cpu_set_t own, online, isolated, first, second, want;
+
+    cpu_set_of(&online, "0-7");
+    cpu_set_of(&isolated, "7");
+    cpu_set_of(&own, "3");
+    /* Local rank 1 of 2 on CPU 3: the PEs sit on CPUs 2 and 3. */
+    ck_assert_int_eq(ushmemi_helper_cpus(&own, &online, &isolated, 1, 2, &first, &second), 3);
+    cpu_set_of(&want, "0-1,4-6");
+    ck_assert(CPU_EQUAL(&first, &want));
+    cpu_set_of(&want, "0-2,4-6");
+    ck_assert(CPU_EQUAL(&second, &want));
+    /* Alone or unknown: both choices are every other usable CPU. */
+    ck_assert_int_eq(ushmemi_helper_cpus(&own, &online, &isolated, 0, 1, &first, &second), 3);
+    cpu_set_of(&want, "0-2,4-6");
+    ck_assert(CPU_EQUAL(&first, &want));
+    ck_assert(CPU_EQUAL(&second, &want));
+    /* Two CPUs, two PEs: only the other PE's CPU is left. */
+    cpu_set_of(&online, "0-1");
+    CPU_ZERO(&isolated);
+    cpu_set_of(&own, "1");
+    ck_assert_int_eq(ushmemi_helper_cpus(&own, &online, &isolated, 1, 2, &first, &second), 1);
+    ck_assert_int_eq(CPU_COUNT(&first), 0);
+    cpu_set_of(&want, "0");
+    ck_assert(CPU_EQUAL(&second, &want));
+    /* Sparse numbering (SMT off): offline CPUs are never chosen. */
+    cpu_set_of(&online, "0,2,4,6");
+    cpu_set_of(&own, "2");
+    ck_assert_int_eq(ushmemi_helper_cpus(&own, &online, &isolated, 0, 0, &first, &second), 2);
+    cpu_set_of(&want, "0,4,6");
+    ck_assert(CPU_EQUAL(&first, &want));
+    /* Not bound to a single CPU: no choice to make. */
+    cpu_set_of(&own, "0,2");
+    ck_assert_int_eq(ushmemi_helper_cpus(&own, &online, &isolated, 0, 0, &first, &second), -1);
 }
 END_TEST
 
@@ -1044,10 +1142,12 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, stop_drains_requests_in_flight);
     tcase_add_test(tc, idle_proxy_backs_off);
     tcase_add_test(tc, device_copy_of_completed);
+    tcase_add_test(tc, device_copy_write_retried);
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, reserve_waits_on_the_copy);
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
-    tcase_add_test(tc, proxy_keeps_off_the_node_pes_cpus);
+    tcase_add_test(tc, cpu_lists_parsed);
+    tcase_add_test(tc, helper_cpus_chosen);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -283,6 +283,7 @@ int main(int argc, char **argv)
     CHECK(cudaDeviceEnablePeerAccess(1, 0));
     CHECK(cudaMalloc(&src, bytes));
     fill<<<264, 1024>>>((uint64_t *)src, bytes / 8, seed);
+    CHECK(cudaDeviceSynchronize()); /* the engines run on streams that do not wait for it */
     CHECK(cudaFuncSetAttribute(tma_copy, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                TMA_STAGES * TMA_PIECE));
     for (int s = 0; s < 2; s++)
