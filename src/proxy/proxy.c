@@ -59,7 +59,8 @@ struct ushmemi_proxy {
     uint64_t *done_copy;  /* params.done_copy */
     uint64_t done_copied; /* the value last written there */
     bool done_failed;     /* a write there failed and was reported */
-    struct {            /* for the debug line at stop */
+    struct {            /* for the debug line at stop; timed only when it is logged */
+        bool timed;
         uint64_t requests, completions, sleeps;
         uint64_t execute_ns, complete_ns;
     } stats;
@@ -439,7 +440,7 @@ static void publish(struct ushmemi_proxy *p)
             copy_done(p, upto); /* a failed write, tried again */
         return;
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = p->stats.timed ? now_ns() : 0;
     if (p->nbi_pending) {
         for (int i = 0; i < p->ntransports; i++) {
             struct transport_ref *tr = &p->transports[i];
@@ -460,7 +461,8 @@ static void publish(struct ushmemi_proxy *p)
     if (p->done_copy != NULL)
         copy_done(p, upto);
     p->stats.completions++;
-    p->stats.complete_ns += now_ns() - t0;
+    if (p->stats.timed)
+        p->stats.complete_ns += now_ns() - t0;
 }
 
 /* Executes up to PROXY_BATCH requests; returns how many. */
@@ -471,9 +473,10 @@ static unsigned process(struct ushmemi_proxy *p)
     unsigned n = 0;
 
     while (n < PROXY_BATCH && ushmemi_ring_take(p->ring, &req, &ticket)) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = p->stats.timed ? now_ns() : 0;
         execute(p, &req, ticket);
-        p->stats.execute_ns += now_ns() - t0;
+        if (p->stats.timed)
+            p->stats.execute_ns += now_ns() - t0;
         p->stats.requests++;
         n++;
         /* A blocking request's producer is waiting: tell it now. */
@@ -605,6 +608,7 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->npes = params->npes;
     p->abort_cb = params->abort_cb;
     p->done_copy = params->done_copy;
+    p->stats.timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;
     p->abort_ctx = params->abort_ctx;
     atomic_init(&p->stop, false);
 

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../src/common/vars.h"
 #include "../../src/device/device.h"
 
 static const struct ushmemi_device_ops *ops;
@@ -149,6 +150,30 @@ START_TEST(copy_and_memset)
     ck_assert_int_eq(heap[30], host[30]);
 
     ops->host_free(dev, host, size);
+    ops->heap_free(dev, heap, size);
+}
+END_TEST
+
+/* Posing as device memory, copies wait for sync; write64 lands the word
+ * behind them (the proxy's copy of its completed counter relies on that). */
+START_TEST(write64_after_queued_copies)
+{
+    const size_t size = 4096;
+    bool saved = ushmemi_settings.cpu_device_heap;
+    char *heap, src[64];
+    uint64_t *word;
+
+    ushmemi_settings.cpu_device_heap = true;
+    ck_assert_int_eq(ops->heap_alloc(dev, size, (void **)&heap), USHMEM_OK);
+    memset(heap, 0, size);
+    memset(src, 0x3c, sizeof(src));
+    word = (uint64_t *)(heap + 1024);
+    ck_assert_int_eq(ops->copy(dev, heap, src, sizeof(src)), USHMEM_OK);
+    ck_assert_int_eq(heap[0], 0); /* queued, not landed */
+    ck_assert_int_eq(ops->write64(dev, word, 77), USHMEM_OK);
+    ck_assert_uint_eq(__atomic_load_n(word, __ATOMIC_ACQUIRE), 77);
+    ck_assert_int_eq(memcmp(heap, src, sizeof(src)), 0);
+    ushmemi_settings.cpu_device_heap = saved;
     ops->heap_free(dev, heap, size);
 }
 END_TEST
@@ -305,6 +330,7 @@ static Suite *device_cpu_suite(void)
     tcase_add_test(mem, import_twice_aliases);
     tcase_add_test(mem, export_and_import_refuse_bad_input);
     tcase_add_test(mem, copy_and_memset);
+    tcase_add_test(mem, write64_after_queued_copies);
     tcase_add_test(mem, share_static_in_place);
     tcase_add_test(mem, pointer_query_kinds);
     tcase_add_test(mem, identity_is_stable);
