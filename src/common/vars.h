@@ -49,6 +49,10 @@
     X(sim_caps, "USHMEM_SIM_CAPS", STRING, "",                                        \
       "Testing: override probed capabilities of every pair, e.g. "                     \
       "p2p_atomics=0,fabric_hmem=0 (keys are the fields listed by ushmem_info --topology)") \
+    X(sim_nodes, "USHMEM_SIM_NODES", INT, "1",                                       \
+      "Testing: split the job's PEs into this many simulated nodes of consecutive ranks " \
+      "(a job on one machine); PEs of different simulated nodes do not map each other's " \
+      "memory and reach each other through libfabric, as across machines")             \
     X(sysfs_root, "USHMEM_SYSFS_ROOT", STRING, "/sys",                                \
       "Testing: where the PCIe probe reads sysfs (a fixture tree instead of /sys)")      \
     X(cpu_device_heap, "USHMEM_CPU_DEVICE_HEAP", BOOL, "0",                           \
@@ -57,6 +61,13 @@
     X(cpu_no_p2p, "USHMEM_CPU_NO_P2P", BOOL, "0",                                    \
       "Testing: 1 makes the cpu backend report no peer access between its PEs, as GPUs " \
       "without P2P, so that local peers are not mapped and go over the fabric")         \
+    X(cuda_fabric_context, "USHMEM_CUDA_FABRIC_CONTEXT", STRING, "own",              \
+      "cuda backend: the context libfabric's GPU support copies in: own (a second "     \
+      "context of the PE's device, whose synchronous copies do not wait for the "       \
+      "program's kernels on the default stream) or primary (the program's)")           \
+    X(cuda_copy_streams, "USHMEM_CUDA_COPY_STREAMS", INT, "1",                        \
+      "cuda backend: streams that copies of 1 MiB or more are dealt to round robin "     \
+      "(1 to 8), so that the driver may run them on several copy engines")             \
     X(ze_kernels, "USHMEM_ZE_KERNELS", STRING, "",                                   \
       "A module of the ze backend's own kernels (the proxy's device atomic) in the "    \
       "driver's native format, for a Level Zero driver that takes no SPIR-V (the CPU "  \

@@ -32,6 +32,10 @@ void ushmemi_node_boot_id(char *buf, size_t len)
     buf[strcspn(buf, "\n")] = '\0';
 }
 
+static int simulated_node = -1;
+
+void ushmemi_node_simulate(int node) { simulated_node = node; }
+
 uint64_t ushmemi_node_hash(void)
 {
     char boot_id[64];
@@ -47,5 +51,11 @@ uint64_t ushmemi_node_hash(void)
      * see each other's processes; the host name tells them apart. */
     uint64_t hash = fnv1a(0xcbf29ce484222325ULL, boot_id);
     hash = fnv1a(hash, "/");
-    return fnv1a(hash, host);
+    hash = fnv1a(hash, host);
+    if (simulated_node >= 0) {
+        char sim[32];
+        snprintf(sim, sizeof(sim), "/simulated node %d", simulated_node);
+        hash = fnv1a(hash, sim);
+    }
+    return hash;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ushmem_config.h"
+#include "../device/node_id.h"
 #include "device_api.h"
 #include "internal.h"
 #include "sync_seg.h"
@@ -62,6 +63,45 @@ static ushmem_status_t load_settings(void)
         status = USHMEM_ERR_INVALID_VALUE;
     }
     return status;
+}
+
+/* Places this PE on its node. USHMEM_SIM_NODES (testing) splits a job on
+ * one machine into n nodes of consecutive ranks, node k holding the ranks
+ * from ceil(k * size / n) up to the next node's first, so that it takes the
+ * roads of a job across machines: the node-local rank and size pick the
+ * device and the peers to map, and the node identity that every layer
+ * compares (ushmemi_node_simulate) keeps the simulated nodes apart. Helper
+ * threads keep the launcher's numbers, which say where the PEs are bound. */
+static ushmem_status_t place_on_node(const struct ushmemi_bootstrap *bs)
+{
+    long n = ushmemi_settings.sim_nodes;
+
+    ushmemi_g.host_local_rank = ushmemi_g.local_rank = bs->local_rank;
+    ushmemi_g.host_local_size = ushmemi_g.local_size = bs->local_size;
+    ushmemi_g.node = bs->node_id;
+    ushmemi_node_simulate(-1);
+    if (n == 1)
+        return USHMEM_OK;
+    if (n < 1 || n > bs->size) {
+        ushmemi_error("USHMEM_SIM_NODES=%ld must be between 1 and the number of PEs (%d)", n,
+                      bs->size);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    if (bs->local_size != bs->size) {
+        ushmemi_error("USHMEM_SIM_NODES=%ld splits a job on one machine, but only %d of the "
+                      "job's %d PEs run on this one", n, bs->local_size, bs->size);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    int node = (int)((long)bs->rank * n / bs->size);
+    int first = (int)(((long)node * bs->size + n - 1) / n);
+    int next = (int)(((long)(node + 1) * bs->size + n - 1) / n);
+    ushmemi_g.local_rank = bs->rank - first;
+    ushmemi_g.local_size = next - first;
+    ushmemi_g.node = node;
+    ushmemi_node_simulate(node);
+    ushmemi_debug("USHMEM_SIM_NODES=%ld: simulated node %d holds PEs %d to %d; this PE is its "
+                  "local rank %d", n, node, first, next - 1, ushmemi_g.local_rank);
+    return USHMEM_OK;
 }
 
 static void print_banner(void)
@@ -174,9 +214,12 @@ static void do_init(int requested)
     status = parse_fd_method(ushmemi_settings.fd_passing, &fd_method);
     if (status != USHMEM_OK)
         init_failed("bad USHMEM_FD_PASSING", status);
+    status = place_on_node(&ushmemi_g.bs);
+    if (status != USHMEM_OK)
+        init_failed("bad USHMEM_SIM_NODES", status);
 
-    status = ushmemi_device_open(ushmemi_settings.backend, ushmemi_g.bs.local_rank,
-                                 ushmemi_g.bs.local_size, &ushmemi_g.dev_ops, &ushmemi_g.dev);
+    status = ushmemi_device_open(ushmemi_settings.backend, ushmemi_g.local_rank,
+                                 ushmemi_g.local_size, &ushmemi_g.dev_ops, &ushmemi_g.dev);
     if (status != USHMEM_OK)
         init_failed("no device backend could be opened", status);
 
@@ -205,8 +248,10 @@ static void do_init(int requested)
     oob = (struct ushmemi_oob){
         .rank = ushmemi_g.bs.rank,
         .size = ushmemi_g.bs.size,
-        .local_rank = ushmemi_g.bs.local_rank,
-        .local_size = ushmemi_g.bs.local_size,
+        .local_rank = ushmemi_g.local_rank,
+        .local_size = ushmemi_g.local_size,
+        .host_local_rank = ushmemi_g.host_local_rank,
+        .host_local_size = ushmemi_g.host_local_size,
         .job_id = ushmemi_g.bs.job_id,
         .ctx = &ushmemi_g.bs,
         .allgather = oob_allgather,

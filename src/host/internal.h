@@ -49,6 +49,11 @@ struct ushmemi_state {
     int thread_level;
     int init_count; /* shmem_init calls not yet matched by shmem_finalize (1.6) */
     int my_pe, n_pes;
+    /* This PE's node: rank and size on it (which pick the device and the
+     * peers to map) and its number, after USHMEM_SIM_NODES split the
+     * launcher's node; host_local_* are the launcher's, for CPU placement. */
+    int local_rank, local_size, node;
+    int host_local_rank, host_local_size;
 
     struct ushmemi_bootstrap bs;
     const struct ushmemi_device_ops *dev_ops;

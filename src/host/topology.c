@@ -63,7 +63,12 @@ void ushmemi_topology_write(FILE *out)
     /* Landing (USHMEM_FABRIC_STAGING=1 on a device heap): see ofi_am.c. */
     bool landing = ushmemi_g.fabric != NULL && ushmemi_g.heap_is_device &&
                    ushmemi_settings.fabric_staging;
-    fprintf(out, "PE %d: backend %s, heap in %s memory, fabric %s%s\n", me,
+    char node[96] = "";
+    if (ushmemi_settings.sim_nodes > 1)
+        snprintf(node, sizeof(node), " (simulated node %d of %ld, local rank %d of %d)",
+                 ushmemi_g.node, ushmemi_settings.sim_nodes, ushmemi_g.local_rank,
+                 ushmemi_g.local_size);
+    fprintf(out, "PE %d%s: backend %s, heap in %s memory, fabric %s%s\n", me, node,
             ushmemi_g.dev_ops->name, ushmemi_g.heap_is_device ? "device" : "host",
             ushmemi_g.fabric != NULL ? ushmemi_g.fabric_ops->name : "not opened",
             landing ? " (peers' operations on the heap land through messages)" : "");

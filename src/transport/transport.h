@@ -15,7 +15,10 @@
 /* Out-of-band exchange among all PEs, implemented by the host's bootstrap. */
 struct ushmemi_oob {
     int rank, size;
-    int local_rank, local_size;
+    int local_rank, local_size; /* on this PE's node (simulated nodes included) */
+    /* On the machine, where helper threads are placed (threads.h): the
+     * same as local_* unless USHMEM_SIM_NODES splits the machine. */
+    int host_local_rank, host_local_size;
     const char *job_id; /* unique per job, printable, short */
     void *ctx;
     /* Every PE contributes len bytes; all_p receives size * len bytes in rank order. */

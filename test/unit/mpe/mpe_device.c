@@ -69,9 +69,9 @@ static unsigned long long mix(int id)
 static void check_roads(void)
 {
     const char *route = getenv("USHMEM_DEVICE_ROUTE");
-    const char *ipc = getenv("USHMEM_IPC");
     int forced = route != NULL && strcmp(route, "proxy") == 0;
-    int no_ipc = ipc != NULL && strcmp(ipc, "0") == 0;
+    /* Mapping off or simulated nodes: some peer is reached over the fabric. */
+    int fabric = mpe_fabric_job();
 
     MPE_CHECK(ushmem_my_pe() == me && ushmem_n_pes() == npes, "device my_pe %d n_pes %d",
               ushmem_my_pe(), ushmem_n_pes());
@@ -79,10 +79,13 @@ static void check_roads(void)
               ushmem_device_state.force_proxy);
     for (int pe = 0; pe < npes; pe++) {
         for (int cls = 0; cls < USHMEM_DEVICE_CLASS_COUNT; cls++) {
-            int want = pe == me || !no_ipc;
-            /* Without IPC, atomics on this PE's own words may go over the
-             * fabric too, so that they are atomic with the peers' ones. */
-            if (pe == me && no_ipc && cls != USHMEM_DEVICE_CLASS_RMA)
+            int want = mpe_mapped_pe(pe);
+            /* With a fabric, the atomics on every PE's words, this PE's and
+             * its node's included, go over it, so that they are atomic with
+             * the ones that must. */
+            if (fabric && cls != USHMEM_DEVICE_CLASS_RMA)
+                want = 0;
+            if (pe == me && fabric && cls != USHMEM_DEVICE_CLASS_RMA)
                 continue;
             MPE_CHECK(ushmem_device_state.peers[pe].direct[cls] == want,
                       "PE %d class %d direct %d, want %d", pe, cls,
@@ -90,7 +93,7 @@ static void check_roads(void)
         }
     }
     /* The proxy thread runs only when some call needs it. */
-    int need = forced || (no_ipc && npes > 1);
+    int need = forced || fabric;
     MPE_CHECK((ushmem_device_state.ring != NULL) == need, "ring %p, proxy needed %d",
               (void *)ushmem_device_state.ring, need);
 }

@@ -334,10 +334,17 @@ static void test_routes(void)
             int want = pe == me                              ? SHMEMX_ROUTE_SELF
                        : shared && c == SHMEMX_CLASS_SYNC ? SHMEMX_ROUTE_HOST_SYNC
                                                             : SHMEMX_ROUTE_DIRECT;
-            if (landed)
-                want = pe != me                ? SHMEMX_ROUTE_STAGED
-                       : c == SHMEMX_CLASS_RMA ? SHMEMX_ROUTE_SELF
-                                               : SHMEMX_ROUTE_PROXY;
+            /* Some peer over the fabric (mapping off, or simulated nodes):
+             * unmapped peers take it, landed or with the heap registered
+             * (FI_HMEM), and every PE's atomics go over it, this PE's and
+             * its node's included. */
+            if (mpe_fabric_job()) {
+                int fabric = landed ? SHMEMX_ROUTE_STAGED : SHMEMX_ROUTE_PROXY;
+                if (!mpe_mapped_pe(pe))
+                    want = fabric;
+                else if (c != SHMEMX_CLASS_RMA && want != SHMEMX_ROUTE_HOST_SYNC)
+                    want = SHMEMX_ROUTE_PROXY;
+            }
             MPE_CHECK(route == want, "%s route to PE %d is %s, want %s", classes[c], pe,
                       shmemx_route_name(route), shmemx_route_name(want));
         }

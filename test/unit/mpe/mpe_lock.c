@@ -41,8 +41,10 @@ int main(void)
     }
 
     /* SHMEM_TEAM_SHARED is the node when heaps are mapped, this PE alone when not. */
+    int node_first, node_size;
+    mpe_sim_node_pes(&node_first, &node_size);
     MPE_CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, me, SHMEM_TEAM_SHARED) ==
-                  (mpe_mapped() ? me : 0),
+                  (mpe_mapped() ? me - node_first : 0),
               "translate");
     MPE_CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes, SHMEM_TEAM_SHARED) == -1,
               "translate of an out-of-range PE");

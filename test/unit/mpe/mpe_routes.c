@@ -12,7 +12,7 @@ int main(void)
 {
     shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
-    int mapped = mpe_mapped();
+    int fabric_job = mpe_fabric_job();
     /* The heap posing as device memory with staging allowed: the fabric is
      * only handed host memory, so every fabric road is the staged one. */
     const char *dev_heap = getenv("USHMEM_CPU_DEVICE_HEAP");
@@ -31,15 +31,20 @@ int main(void)
 
     for (int pe = 0; pe < npes; pe++) {
         int rma = shmemx_route(pe, SHMEMX_CLASS_RMA);
-        int want_rma = pe == me ? SHMEMX_ROUTE_SELF : mapped ? SHMEMX_ROUTE_DIRECT : fabric;
+        int want_rma = pe == me ? SHMEMX_ROUTE_SELF : mpe_mapped_pe(pe) ? SHMEMX_ROUTE_DIRECT
+                                                                         : fabric;
         MPE_CHECK(rma == want_rma, "RMA route to PE %d is %s, want %s", pe,
                   shmemx_route_name(rma), shmemx_route_name(want_rma));
-        /* Atomics, signals and synchronisation share one road per PE. */
+        /* Atomics, signals and synchronisation share one road per PE. When
+         * some PE reaches another over the fabric (mapping off, or the
+         * simulated nodes of USHMEM_SIM_NODES, which each reach the others
+         * that way), every PE reaches every PE's atomics over it, itself
+         * and its node included: NIC atomics are not atomic with the
+         * others. */
         int amo = shmemx_route(pe, SHMEMX_CLASS_AMO);
-        int want_amo = mapped ? (pe == me ? SHMEMX_ROUTE_SELF : SHMEMX_ROUTE_DIRECT)
-                              : (npes == 1 ? SHMEMX_ROUTE_SELF
-                                 : pe == me ? SHMEMX_ROUTE_PROXY /* unified: NIC atomics */
-                                            : fabric);
+        int want_amo = !fabric_job ? (pe == me ? SHMEMX_ROUTE_SELF : SHMEMX_ROUTE_DIRECT)
+                       : pe == me || mpe_mapped_pe(pe) ? SHMEMX_ROUTE_PROXY /* unified */
+                                                       : fabric;
         MPE_CHECK(amo == want_amo, "AMO route to PE %d is %s, want %s", pe,
                   shmemx_route_name(amo), shmemx_route_name(want_amo));
         MPE_CHECK(shmemx_route(pe, SHMEMX_CLASS_SIGNAL) == amo, "signal route differs from AMO");

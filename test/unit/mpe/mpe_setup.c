@@ -76,7 +76,7 @@ int main(void)
      * mapped, and shmem_ptr must say so); each PE checks what it got. */
     for (int pe = 0; pe < npes; pe++) {
         long *remote = shmem_ptr(x, pe);
-        if (mpe_mapped() || pe == me) {
+        if (mpe_mapped_pe(pe)) {
             MPE_CHECK(remote != NULL, "shmem_ptr to PE %d is NULL", pe);
             remote[me] = 100L * me + pe;
         } else {

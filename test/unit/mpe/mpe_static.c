@@ -57,7 +57,7 @@ int main(void)
 
     /* shmem_ptr store and a wait on a function static. */
     long *remote_flag = shmem_ptr(&flag, right);
-    MPE_CHECK((remote_flag != NULL) == (mpe_mapped() || right == me),
+    MPE_CHECK((remote_flag != NULL) == mpe_mapped_pe(right),
               "shmem_ptr of a static on PE %d is %p", right, (void *)remote_flag);
     shmem_barrier_all();
     shmem_long_atomic_set(&flag, me + 1, right);

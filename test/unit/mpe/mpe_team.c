@@ -191,9 +191,13 @@ int main(void)
 
     MPE_CHECK(shmem_team_n_pes(SHMEM_TEAM_WORLD) == npes, "world size");
     MPE_CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me, "world rank");
-    /* Under oshrun every PE maps every other; with mapping off, only itself. */
-    int shared = shmem_team_n_pes(SHMEM_TEAM_SHARED);
-    MPE_CHECK(shared == (mpe_mapped() ? npes : 1), "SHMEM_TEAM_SHARED has %d PEs", shared);
+    /* Under oshrun every PE maps every other of its (simulated) node; with
+     * mapping off, only itself. */
+    int shared = shmem_team_n_pes(SHMEM_TEAM_SHARED), node_first, node_size;
+    mpe_sim_node_pes(&node_first, &node_size);
+    MPE_CHECK(shared == (mpe_mapped() ? node_size : 1), "SHMEM_TEAM_SHARED has %d PEs", shared);
+    MPE_CHECK(world_of(SHMEM_TEAM_SHARED, 0) == (mpe_mapped() ? node_first : me),
+              "SHMEM_TEAM_SHARED starts at PE %d", world_of(SHMEM_TEAM_SHARED, 0));
     static long sym;
     for (int i = 0; i < shared; i++) {
         int pe = world_of(SHMEM_TEAM_SHARED, i);
