@@ -825,9 +825,9 @@ USHMEM_DEVICE_FN void *ushmemi_dev_peer_addr(const struct ushmem_device_state *s
  * request with the bytes in the ring. Gets wait for each piece (the bytes
  * must land here); puts carry theirs, so only a blocking put waits, once,
  * for its last piece (requests complete in ticket order). */
-USHMEM_DEVICE_FN void ushmemi_dev_submit_in_ring(const struct ushmem_device_state *s, unsigned op,
-                                                 int pe, const void *remote, char *local,
-                                                 uint64_t nbytes, int wait)
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit_in_ring(const struct ushmem_device_state *s,
+                                                     unsigned op, int pe, const void *remote,
+                                                     char *local, uint64_t nbytes, int wait)
 {
     int put = op == USHMEM_RING_OP_PUT || op == USHMEM_RING_OP_PUT_NBI;
     struct ushmem_ring_request req;
@@ -856,21 +856,22 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit_in_ring(const struct ushmem_device_stat
     }
     if (put && wait)
         ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
+    return ticket;
 }
 
-/* Submits one request; waits for it when `wait` is set. */
-USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, unsigned op, int pe,
-                                         const void *remote, uint64_t local, uint64_t value,
-                                         int wait)
+/* Submits one request and returns its ticket (the last one's when the
+ * bytes travel in the ring); waits for it when `wait` is set. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit(const struct ushmem_device_state *s, unsigned op,
+                                             int pe, const void *remote, uint64_t local,
+                                             uint64_t value, int wait)
 {
     struct ushmem_ring_request req;
     struct ushmem_ring_producer scratch = {0, 0};
     uint64_t ticket;
 
-    if (!ushmemi_dev_proxy_reaches((const void *)(uintptr_t)local)) {
-        ushmemi_dev_submit_in_ring(s, op, pe, remote, (char *)(uintptr_t)local, value, wait);
-        return;
-    }
+    if (!ushmemi_dev_proxy_reaches((const void *)(uintptr_t)local))
+        return ushmemi_dev_submit_in_ring(s, op, pe, remote, (char *)(uintptr_t)local, value,
+                                          wait);
     ushmemi_dev_memzero(&req, sizeof(req));
     req.op = (uint8_t)op;
     req.pe = pe;
@@ -881,6 +882,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_submit(const struct ushmem_device_state *s, un
                                    ushmemi_dev_producer(&scratch), &req);
     if (wait)
         ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
+    return ticket;
 }
 
 /* ---- RMA ---- */
@@ -1262,13 +1264,20 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
 
 /* A put and a signal by the threads of `scope`: the signal is issued once
  * the data is complete at the target, on either road, so it never overtakes
- * the data. Non-blocking forms behave as the blocking ones. */
+ * the data. Non-blocking forms behave as the blocking ones. Through the
+ * proxy the signal follows the put in the ring without waiting for it: the
+ * proxy completes a blocking put before anything after it can be seen (on
+ * the copy engine both are queued on one device, in order; a fabric put is
+ * complete at the target before the next request is taken), and the wait
+ * for the put, which frees the source, comes after the signal. */
 USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, size_t nbytes,
                                              uint64_t *sig_addr, uint64_t signal, int sig_op,
                                              int pe, unsigned scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     unsigned rank = ushmemi_dev_group_rank(scope);
+    int proxied_put = 0;
+    uint64_t put_ticket = 0;
 
     ushmemi_dev_group_sync(scope);
     if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA)) {
@@ -1278,13 +1287,18 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
          * one of them signals. */
         ushmemi_dev_fence();
     } else if (rank == 0 && nbytes > 0) {
-        ushmemi_dev_submit(s, USHMEM_RING_OP_PUT, pe, dest, (uint64_t)(uintptr_t)source, nbytes, 1);
+        put_ticket = ushmemi_dev_submit(s, USHMEM_RING_OP_PUT, pe, dest,
+                                        (uint64_t)(uintptr_t)source, nbytes, 0);
+        proxied_put = 1;
     }
     ushmemi_dev_group_sync(scope);
-    if (rank == 0)
+    if (rank == 0) {
         ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL,
                         sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET,
                         USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
+        if (proxied_put)
+            ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), put_ticket);
+    }
     ushmemi_dev_group_sync(scope);
 }
 

@@ -533,6 +533,31 @@ static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const voi
     return USHMEM_OK;
 }
 
+/* The value's bytes, queued like a copy from ordinary memory: they land
+ * with the copies, in order. */
+static ushmem_status_t cpu_store(struct ushmemi_device *dev, void *addr, uint64_t value,
+                                 size_t size)
+{
+    if (size == 0 || size > sizeof(value)) {
+        ushmemi_error("cpu backend: a store of %zu bytes at %p refused (1 to 8)", size, addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    return cpu_copy(dev, addr, &value, size); /* the host is little-endian */
+}
+
+/* Lands the queued copies, then the atomic; its old value goes straight to
+ * result, which is at least as early as a device would write it. */
+static ushmem_status_t cpu_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
+                                     size_t size, uint64_t operand, uint64_t compare,
+                                     uint64_t *result)
+{
+    uint64_t old = 0;
+    ushmem_status_t status = cpu_amo(dev, addr, op, size, operand, compare, &old);
+    if (status == USHMEM_OK && result != NULL)
+        __atomic_store_n(result, old, __ATOMIC_RELEASE);
+    return status;
+}
+
 static ushmem_status_t cpu_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)
 {
     pthread_mutex_lock(&dev->lock);
@@ -710,6 +735,8 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .memset = cpu_memset,
     .sync = cpu_sync,
     .amo = cpu_amo,
+    .store = cpu_store,
+    .amo_async = cpu_amo_async,
     .write64 = cpu_write64,
     .stream_copy = ushmemi_no_stream_copy,
     .stream_write64 = ushmemi_no_stream_write64,

@@ -38,6 +38,7 @@ static struct {
     ushmem_status_t status;
     char why[320]; /* when status is not OK: what happened */
     int version;   /* cuDriverGetVersion, e.g. 13000 */
+    void *lib;     /* libcuda, for entry points looked up when first needed */
 } loader = {.once = PTHREAD_ONCE_INIT, .status = USHMEM_ERR_NO_DEVICE};
 
 ushmem_status_t ushmemi_cuda_status(CUresult result)
@@ -120,6 +121,7 @@ static void load_driver(void)
          * address; copy it bytewise rather than cast between the kinds. */
         memcpy((char *)&ushmemi_cu + cu_entries[i].offset, &sym, sizeof(sym));
     }
+    loader.lib = lib;
 
     CUresult r = ushmemi_cu.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY) {
@@ -290,6 +292,117 @@ static ushmem_status_t program_device(CUdevice *cu_dev_p)
     return USHMEM_OK;
 }
 
+static void close_lanes(struct ushmemi_device *dev);
+
+/* USHMEM_CUDA_COPY_STREAMS: the streams large copies are dealt to, the
+ * backend's own stream first (cuda_mem.c). */
+static ushmem_status_t open_lanes(struct ushmemi_device *dev)
+{
+    long want = ushmemi_settings.cuda_copy_streams;
+    if (want < 1 || want > USHMEMI_CUDA_LANES_MAX) {
+        ushmemi_error("cuda backend: USHMEM_CUDA_COPY_STREAMS=%ld is not between 1 and %d", want,
+                      USHMEMI_CUDA_LANES_MAX);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    dev->lane[0] = dev->stream;
+    dev->lanes = 1;
+    atomic_init(&dev->next_lane, 0);
+    atomic_init(&dev->lanes_busy, 0);
+    while (dev->lanes < (unsigned)want) {
+        unsigned i = dev->lanes;
+        CUresult r = ushmemi_cu.cuStreamCreate(&dev->lane[i], CU_STREAM_NON_BLOCKING);
+        if (r == CUDA_SUCCESS) {
+            r = ushmemi_cu.cuEventCreate(&dev->lane_event[i], CU_EVENT_DISABLE_TIMING);
+            if (r != CUDA_SUCCESS)
+                ushmemi_cu.cuStreamDestroy(dev->lane[i]);
+        }
+        if (r != CUDA_SUCCESS) {
+            ushmem_status_t status = ushmemi_cuda_fail("cuStreamCreate/cuEventCreate", r,
+                                                       "copy stream %u of device %d", i,
+                                                       dev->ordinal);
+            close_lanes(dev);
+            return status;
+        }
+        dev->lanes++;
+    }
+    return USHMEM_OK;
+}
+
+static void close_lanes(struct ushmemi_device *dev)
+{
+    for (unsigned i = dev->lanes; i-- > 1;) {
+        ushmemi_cu.cuStreamDestroy(dev->lane[i]);
+        ushmemi_cu.cuEventDestroy(dev->lane_event[i]);
+    }
+    dev->lanes = 1;
+}
+
+/* The context libfabric's GPU support runs in (device.h, foreign_enter):
+ * it copies with the CUDA runtime's synchronous calls on the legacy default
+ * stream, which in the program's own context wait for every kernel the
+ * program launched there, a kernel that waits on this very copy included.
+ * A second context of the device has a default stream of its own. It is
+ * made once, by the first thread that needs it; the primary context serves
+ * when USHMEM_CUDA_FABRIC_CONTEXT=primary, or when a second cannot be made
+ * (said once). */
+static CUcontext foreign_context(struct ushmemi_device *dev)
+{
+    pthread_mutex_lock(&dev->lock);
+    if (!dev->foreign_tried) {
+        dev->foreign_tried = true;
+        dev->foreign_ctx = dev->ctx;
+        const char *mode = ushmemi_settings.cuda_fabric_context;
+        if (strcmp(mode, "own") == 0) {
+            __typeof__(cuCtxCreate) *create =
+                loader.lib != NULL ? (__typeof__(cuCtxCreate) *)dlsym(loader.lib, CU_NAME(cuCtxCreate))
+                                   : NULL;
+            CUcontext ctx = NULL;
+            CUresult r = create != NULL ? create(&ctx, NULL, 0, dev->cu_dev)
+                                        : CUDA_ERROR_NOT_SUPPORTED;
+            if (r == CUDA_SUCCESS) {
+                /* Created current: the thread's own context comes back. */
+                CUcontext popped;
+                ushmemi_cu.cuCtxPopCurrent(&popped);
+                dev->foreign_ctx = ctx;
+                ushmemi_debug("cuda backend: libfabric's GPU support runs in a context of its "
+                              "own on device %d", dev->ordinal);
+            } else {
+                ushmemi_warn("cuda backend: no second context on device %d for libfabric's GPU "
+                             "support (%s): it shares the program's, where its copies wait "
+                             "for kernels on the default stream", dev->ordinal,
+                             create != NULL ? error_name(r) : "the driver has no " CU_NAME(cuCtxCreate));
+            }
+        } else if (strcmp(mode, "primary") != 0) {
+            ushmemi_warn("cuda backend: USHMEM_CUDA_FABRIC_CONTEXT=%s is not own or primary; "
+                         "using primary", mode);
+        }
+    }
+    CUcontext ctx = dev->foreign_ctx;
+    pthread_mutex_unlock(&dev->lock);
+    return ctx;
+}
+
+static ushmem_status_t cuda_foreign_enter(struct ushmemi_device *dev, void **saved_p)
+{
+    CUcontext want = foreign_context(dev), cur = NULL;
+    CUresult r = ushmemi_cu.cuCtxGetCurrent(&cur);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuCtxGetCurrent", r, "&ctx");
+    *saved_p = cur;
+    if (cur != want && (r = ushmemi_cu.cuCtxSetCurrent(want)) != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuCtxSetCurrent", r, "libfabric's context on device %d",
+                                 dev->ordinal);
+    return USHMEM_OK;
+}
+
+static void cuda_foreign_leave(struct ushmemi_device *dev, void *saved)
+{
+    CUcontext cur = NULL;
+    if (ushmemi_cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != (CUcontext)saved)
+        ushmemi_cu.cuCtxSetCurrent((CUcontext)saved);
+    (void)dev;
+}
+
 static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_device **dev_p)
 {
     ushmem_status_t status;
@@ -365,6 +478,9 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
                                    dev->ordinal);
         goto release_ctx;
     }
+    status = open_lanes(dev);
+    if (status != USHMEM_OK)
+        goto destroy_stream;
     pthread_mutex_init(&dev->lock, NULL);
     pthread_mutex_init(&dev->amo_lock, NULL);
 
@@ -378,6 +494,8 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
     *dev_p = dev;
     return USHMEM_OK;
 
+destroy_stream:
+    ushmemi_cu.cuStreamDestroy(dev->stream);
 release_ctx:
     ushmemi_cu.cuDevicePrimaryCtxRelease(dev->cu_dev);
 free_dev:
@@ -400,6 +518,11 @@ static void cuda_close(struct ushmemi_device *dev)
     free(dev->regions);
     ushmemi_cuda_amo_close(dev);
     ushmemi_cuda_sum_close(dev);
+    close_lanes(dev);
+    if (dev->foreign_ctx != NULL && dev->foreign_ctx != dev->ctx) {
+        ushmemi_cu.cuCtxDestroy(dev->foreign_ctx);
+        ushmemi_cuda_current(dev, "close");
+    }
     CUresult r = ushmemi_cu.cuStreamDestroy(dev->stream);
     if (r != CUDA_SUCCESS)
         ushmemi_cuda_fail("cuStreamDestroy_v2", r, "stream of device %d", dev->ordinal);
@@ -455,6 +578,10 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .sync = ushmemi_cuda_sync,
     .write64 = ushmemi_cuda_write64,
     .amo = ushmemi_cuda_amo,
+    .store = ushmemi_cuda_store,
+    .amo_async = ushmemi_cuda_amo_async,
+    .foreign_enter = cuda_foreign_enter,
+    .foreign_leave = cuda_foreign_leave,
     .stream_copy = ushmemi_cuda_stream_copy,
     .stream_write64 = ushmemi_cuda_stream_write64,
     .stream_wait64 = ushmemi_cuda_stream_wait64,

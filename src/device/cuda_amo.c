@@ -153,7 +153,9 @@ static ushmem_status_t amo_load(struct ushmemi_device *dev)
                                  dev->ordinal);
     }
     void *old = NULL;
-    r = ushmemi_cu.cuMemHostAlloc(&old, sizeof(uint64_t),
+    /* Two words: the blocking atomic's old value, and where a queued one
+     * without a result leaves its own. */
+    r = ushmemi_cu.cuMemHostAlloc(&old, 2 * sizeof(uint64_t),
                                   CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
     if (r != CUDA_SUCCESS) {
         ushmemi_cu.cuModuleUnload(dev->amo_module);
@@ -161,6 +163,7 @@ static ushmem_status_t amo_load(struct ushmemi_device *dev)
         return ushmemi_cuda_fail("cuMemHostAlloc", r, "8 bytes for the atomic kernel's result");
     }
     dev->amo_old = old;
+    dev->amo_discard = (uint64_t *)old + 1;
     return USHMEM_OK;
 }
 
@@ -191,6 +194,8 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
     ushmem_status_t status;
     if (dev->amo_module == NULL && (status = amo_load(dev)) != USHMEM_OK)
         return status;
+    if ((status = ushmemi_cuda_lanes_join(dev)) != USHMEM_OK)
+        return status;
     CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;
     CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_old;
     unsigned wide = size == 8;
@@ -208,6 +213,43 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
     return USHMEM_OK;
 }
 
+/* The same kernel, queued: it leaves the old value where the caller says
+ * (a result cell of the proxy's ring, say), so that nothing is shared
+ * between atomics and nobody waits for this one. */
+ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
+                                       size_t size, uint64_t operand, uint64_t compare,
+                                       uint64_t *result)
+{
+    if ((size != 4 && size != 8) || ((uintptr_t)addr & (size - 1)) != 0 ||
+        op >= USHMEM_RING_AMO_OP_COUNT) {
+        ushmemi_error("cuda backend: atomic op %u of %zu bytes at %p refused", op, size, addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "atomic");
+    if (status != USHMEM_OK)
+        return status;
+    pthread_mutex_lock(&dev->amo_lock);
+    if (dev->amo_module == NULL)
+        status = amo_load(dev);
+    pthread_mutex_unlock(&dev->amo_lock);
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_lanes_join(dev);
+    if (status != USHMEM_OK)
+        return status;
+    /* Without a result, the kernel's store of the old value goes to its own
+     * word, which nobody reads. */
+    CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;
+    CUdeviceptr old = (CUdeviceptr)(uintptr_t)(result != NULL ? result : dev->amo_discard);
+    unsigned wide = size == 8;
+    void *params[] = {&target, &operand, &compare, &old, &op, &wide};
+    CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->stream, params,
+                                           NULL);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuLaunchKernel", r, "atomic op %u of %zu bytes at %p", op,
+                                 size, addr);
+    return USHMEM_OK;
+}
+
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
 {
     if (dev->amo_module == NULL)
@@ -216,4 +258,5 @@ void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
     ushmemi_cu.cuMemFreeHost(dev->amo_old);
     dev->amo_module = NULL;
     dev->amo_old = NULL;
+    dev->amo_discard = NULL;
 }

@@ -485,6 +485,30 @@ ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *str
     return USHMEM_OK;
 }
 
+/* Copies below this size stay on the backend's stream: dealing them out
+ * saves nothing, and the wait that joins the lanes costs more. */
+#define USHMEMI_CUDA_LANE_MIN ((size_t)1 << 20)
+
+ushmem_status_t ushmemi_cuda_lanes_join(struct ushmemi_device *dev)
+{
+    unsigned busy = atomic_exchange(&dev->lanes_busy, 0);
+    for (unsigned i = 1; busy != 0 && i < dev->lanes; i++) {
+        if (!(busy & (1u << i)))
+            continue;
+        /* The wait takes the event as recorded now; recording it again
+         * later does not change what this wait waits for. */
+        CUresult r = ushmemi_cu.cuEventRecord(dev->lane_event[i], dev->lane[i]);
+        if (r == CUDA_SUCCESS)
+            r = ushmemi_cu.cuStreamWaitEvent(dev->stream, dev->lane_event[i], 0);
+        if (r != CUDA_SUCCESS) {
+            atomic_fetch_or(&dev->lanes_busy, busy); /* joined by the next call, or a sync */
+            return ushmemi_cuda_fail("cuEventRecord/cuStreamWaitEvent", r,
+                                     "joining copy stream %u of device %d", i, dev->ordinal);
+        }
+    }
+    return USHMEM_OK;
+}
+
 ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
                                   size_t len)
 {
@@ -493,10 +517,58 @@ ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const v
     ushmem_status_t status = ushmemi_cuda_current(dev, "copy");
     if (status != USHMEM_OK)
         return status;
+    unsigned lane = 0;
+    if (dev->lanes > 1 && len >= USHMEMI_CUDA_LANE_MIN)
+        lane = atomic_fetch_add(&dev->next_lane, 1) % dev->lanes;
+    else if ((status = ushmemi_cuda_lanes_join(dev)) != USHMEM_OK)
+        return status;
     /* Unified addressing: the driver finds each side's memory by address. */
-    CUresult r = ushmemi_cu.cuMemcpyAsync(as_devptr(dst), as_devptr(src), len, dev->stream);
+    CUresult r = ushmemi_cu.cuMemcpyAsync(as_devptr(dst), as_devptr(src), len, dev->lane[lane]);
     if (r != CUDA_SUCCESS)
-        return ushmemi_cuda_fail("cuMemcpyAsync", r, "dst %p, src %p, %zu bytes", dst, src, len);
+        return ushmemi_cuda_fail("cuMemcpyAsync", r, "dst %p, src %p, %zu bytes, copy stream %u",
+                                 dst, src, len, lane);
+    if (lane != 0)
+        atomic_fetch_or(&dev->lanes_busy, 1u << lane);
+    return USHMEM_OK;
+}
+
+/* A 4- or 8-byte aligned word by a stream memory operation, other sizes and
+ * alignments by half-word and byte memsets: each takes its value as an
+ * argument, so nothing is read from host memory when it runs. */
+ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint64_t value,
+                                   size_t size)
+{
+    if (size == 0 || size > 8) {
+        ushmemi_error("cuda backend: a store of %zu bytes at %p refused (1 to 8)", size, addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "store");
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_lanes_join(dev);
+    if (status != USHMEM_OK)
+        return status;
+    CUdeviceptr p = as_devptr(addr);
+    CUresult r;
+    const char *call;
+    if (size == 8 && (p & 7) == 0) {
+        call = "cuStreamWriteValue64_v2";
+        r = ushmemi_cu.cuStreamWriteValue64(dev->stream, p, value, CU_STREAM_WRITE_VALUE_DEFAULT);
+    } else if (size == 4 && (p & 3) == 0) {
+        call = "cuStreamWriteValue32_v2";
+        r = ushmemi_cu.cuStreamWriteValue32(dev->stream, p, (cuuint32_t)value,
+                                            CU_STREAM_WRITE_VALUE_DEFAULT);
+    } else if (size == 2 && (p & 1) == 0) {
+        call = "cuMemsetD16Async";
+        r = ushmemi_cu.cuMemsetD16Async(p, (unsigned short)value, 1, dev->stream);
+    } else {
+        call = "cuMemsetD8Async";
+        r = CUDA_SUCCESS;
+        for (size_t i = 0; i < size && r == CUDA_SUCCESS; i++) /* the host is little-endian */
+            r = ushmemi_cu.cuMemsetD8Async(p + i, (unsigned char)(value >> (8 * i)), 1,
+                                           dev->stream);
+    }
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail(call, r, "a store of %zu bytes at %p", size, addr);
     return USHMEM_OK;
 }
 
@@ -505,6 +577,8 @@ ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int v
     if (len == 0)
         return USHMEM_OK;
     ushmem_status_t status = ushmemi_cuda_current(dev, "memset");
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_lanes_join(dev);
     if (status != USHMEM_OK)
         return status;
     CUresult r = ushmemi_cu.cuMemsetD8Async(as_devptr(dst), (unsigned char)value, len,
@@ -518,12 +592,19 @@ ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int v
 /* On the backend's own stream, behind its copies. */
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value)
 {
+    ushmem_status_t status = ushmemi_cuda_current(dev, "write64");
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_lanes_join(dev);
+    if (status != USHMEM_OK)
+        return status;
     return ushmemi_cuda_stream_write64(dev, dev->stream, addr, value);
 }
 
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev)
 {
     ushmem_status_t status = ushmemi_cuda_current(dev, "sync");
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_lanes_join(dev);
     if (status != USHMEM_OK)
         return status;
     CUresult r = ushmemi_cu.cuStreamSynchronize(dev->stream);

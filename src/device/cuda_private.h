@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,8 +55,16 @@
     X(cuMemFreeHost)                                                                   \
     X(cuMemcpyAsync)                                                                   \
     X(cuStreamWriteValue64)                                                            \
+    X(cuStreamWriteValue32)                                                            \
     X(cuStreamWaitValue64)                                                             \
     X(cuMemsetD8Async)                                                                 \
+    X(cuMemsetD16Async)                                                                \
+    X(cuEventCreate)                                                                   \
+    X(cuEventDestroy)                                                                  \
+    X(cuEventRecord)                                                                   \
+    X(cuStreamWaitEvent)                                                               \
+    X(cuCtxDestroy)                                                                    \
+    X(cuCtxPopCurrent)                                                                 \
     X(cuPointerGetAttribute)                                                           \
     X(cuModuleLoadData)                                                                \
     X(cuModuleGetFunction)                                                             \
@@ -89,12 +98,32 @@ struct cuda_region {
  * in shmem_init on one thread). */
 struct cuda_nvml;
 
+/* Most streams the backend's copies are dealt to (USHMEM_CUDA_COPY_STREAMS). */
+#define USHMEMI_CUDA_LANES_MAX 8
+
 struct ushmemi_device {
     CUdevice cu_dev;
     int ordinal; /* among the visible devices */
     int count;   /* visible devices */
     CUcontext ctx; /* the primary context, retained */
     CUstream stream;
+    /* Copies of at least USHMEMI_CUDA_LANE_MIN bytes go round robin to
+     * `lanes` streams, lane[0] being `stream`, so that the driver may give
+     * them to several copy engines; any other work queued on `stream` first
+     * waits for what the other lanes were given since the last such wait
+     * (lanes_busy: bit i set when lane i got a copy), so the backend's
+     * order holds: a word written after copies is written once they are
+     * done. */
+    CUstream lane[USHMEMI_CUDA_LANES_MAX];
+    CUevent lane_event[USHMEMI_CUDA_LANES_MAX];
+    unsigned lanes;
+    _Atomic unsigned next_lane;
+    _Atomic unsigned lanes_busy;
+    /* foreign_enter (cuda.c): the context made current for libfabric's GPU
+     * support: the primary one, or a second context of the device made at
+     * the first call (USHMEM_CUDA_FABRIC_CONTEXT=own). */
+    CUcontext foreign_ctx;
+    bool foreign_tried;
     struct ushmemi_device_id id;
     size_t granularity;  /* VMM allocation granularity of this device */
     bool rdma_capable;   /* cuMemCreate may ask for GPUDirect RDMA */
@@ -106,6 +135,7 @@ struct ushmemi_device {
     CUmodule amo_module;
     CUfunction amo_fn;
     uint64_t *amo_old; /* host-pinned: where the kernel leaves the old value */
+    uint64_t *amo_discard; /* beside it: the old value of a queued atomic without a result */
     pthread_mutex_t amo_lock; /* one atomic at a time: the proxy and the landing thread */
     /* The stream sum kernels (cuda_sum.c), loaded by the first sum. */
     CUmodule sum_module;
@@ -153,6 +183,14 @@ ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigne
 /* Releases what the atomic kernel holds (cuda_close). */
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
+/* Makes `stream` wait for the copies dealt to the other lanes (see struct
+ * ushmemi_device); the caller has made the context current. */
+ushmem_status_t ushmemi_cuda_lanes_join(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint64_t value,
+                                   size_t size);
+ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
+                                       size_t size, uint64_t operand, uint64_t compare,
+                                       uint64_t *result);
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);

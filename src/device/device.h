@@ -148,6 +148,28 @@ struct ushmemi_device_ops {
      * be NULL. Safe from any thread (the proxy, the landing thread). */
     ushmem_status_t (*amo)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                            uint64_t operand, uint64_t compare, uint64_t *old_p);
+    /* Optional (NULL when the backend has none), for a proxy that never
+     * waits for the device: queued behind the copies and in their order,
+     * asynchronous until sync or a write64 after them.
+     * store: size (1, 2, 4 or 8) bytes of value, in the byte order of the
+     * host, at addr (device memory this device can write: its heap or a
+     * peer's as mapped here), without a source buffer to keep alive.
+     * amo_async: amo's atomic; when result is not NULL, the old value (a
+     * 4-byte word in the low half) is written to it, memory the device can
+     * write (host memory from host_alloc, or device memory). */
+    ushmem_status_t (*store)(struct ushmemi_device *dev, void *addr, uint64_t value, size_t size);
+    ushmem_status_t (*amo_async)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                 uint64_t operand, uint64_t compare, uint64_t *result);
+    /* Optional (NULL: nothing to do): brackets a call into a library that
+     * drives the device by itself (libfabric's GPU support, which copies
+     * with the CUDA runtime on whatever thread calls it). enter makes the
+     * calling thread ready for it and saves what leave restores, so an
+     * application thread keeps its own state. On cuda: a context of the
+     * device current on the thread, by default a second one of the
+     * library's, whose synchronous copies do not wait for the program's
+     * kernels on its default stream (USHMEM_CUDA_FABRIC_CONTEXT). */
+    ushmem_status_t (*foreign_enter)(struct ushmemi_device *dev, void **saved_p);
+    void (*foreign_leave)(struct ushmemi_device *dev, void *saved);
 
     /* Work queued on a stream of the program's (a CUstream on cuda), in
      * that stream's order: a copy on a copy engine; a write of a 64-bit

@@ -43,6 +43,10 @@ void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto);
  * put_result then writes the value and its tag. */
 bool ushmemi_ring_result_free(struct ushmemi_ring *ring, uint64_t ticket);
 void ushmemi_ring_put_result(struct ushmemi_ring *ring, uint64_t ticket, uint64_t value);
+/* The same for a value the device writes: marks the cell as ticket's and
+ * returns where its value goes, to be written before the ticket completes
+ * (by work queued ahead of the completion). The cell must be free. */
+uint64_t *ushmemi_ring_result_lend(struct ushmemi_ring *ring, uint64_t ticket);
 /* Counts one failed request in the header. */
 void ushmemi_ring_count_error(struct ushmemi_ring *ring);
 

@@ -161,3 +161,13 @@ void ushmemi_ring_put_result(struct ushmemi_ring *ring, uint64_t ticket, uint64_
     ushmem_ring_store_release(&cell->tag, ticket + 1);
     ring->cell_owner[ticket & ring->mask] = ticket + 1;
 }
+
+uint64_t *ushmemi_ring_result_lend(struct ushmemi_ring *ring, uint64_t ticket)
+{
+    struct ushmem_ring_result *cell = &ring->cells[ticket & ring->mask];
+    /* The reader reads the value only once the ticket is complete, so the
+     * tag may say whose it is before the device has written it. */
+    ushmem_ring_store_release(&cell->tag, ticket + 1);
+    ring->cell_owner[ticket & ring->mask] = ticket + 1;
+    return &cell->value;
+}

@@ -323,6 +323,36 @@ _Static_assert((int)USHMEMI_AMO_FETCH == (int)USHMEM_RING_AMO_FETCH &&
                    (int)USHMEMI_AMO_XOR == (int)USHMEM_RING_AMO_XOR,
                "the transport and the ring number the atomics alike");
 
+static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
+                                        uint64_t sym_offset, uint64_t value, size_t len)
+{
+    char *dst;
+    ushmem_status_t status = resolve(t, "put", pe, sym_offset, len, &dst);
+    if (status != USHMEM_OK)
+        return status;
+    if (t->dev_ops->store == NULL) {
+        ushmemi_error("ipc transport: the %s backend cannot queue a store", t->dev_ops->name);
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    return t->dev_ops->store(t->dev, dst, value, len);
+}
+
+static ushmem_status_t ce_atomic_nbi(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                                     enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                                     uint64_t operand, uint64_t compare, uint64_t *result)
+{
+    size_t size = amo_size(type);
+    char *target;
+    ushmem_status_t status = resolve(t, "atomic", pe, sym_offset, size, &target);
+    if (status != USHMEM_OK)
+        return status;
+    if (t->dev_ops->amo_async == NULL) {
+        ushmemi_error("ipc transport: the %s backend cannot queue an atomic", t->dev_ops->name);
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    return t->dev_ops->amo_async(t->dev, target, (unsigned)op, size, operand, compare, result);
+}
+
 static ushmem_status_t ce_quiet(struct ushmemi_transport *t)
 {
     return t->dev_ops->sync(t->dev);
@@ -342,6 +372,9 @@ const struct ushmemi_transport_ops ushmemi_transport_ipc_ce_ops = {
     .fence = ce_quiet, /* one stream: a wait orders everything before it */
     .quiet = ce_quiet,
     .progress = ipc_progress,
+    .device_ordered = true,
+    .put_value_nbi = ce_put_value_nbi,
+    .atomic_nbi = ce_atomic_nbi,
 };
 
 ushmem_status_t ushmemi_ipc_transport_set_device(struct ushmemi_transport *t,

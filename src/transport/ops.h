@@ -6,6 +6,7 @@
 #ifndef USHMEMI_TRANSPORT_OPS_H
 #define USHMEMI_TRANSPORT_OPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,6 +115,24 @@ struct ushmemi_transport_ops {
      * calling in is faster than waking a napping progress thread. Returns
      * the completions it handled; 0 where progress is automatic. */
     int (*progress)(struct ushmemi_transport *t);
+
+    /* A transport whose queued work one device carries out in order (the
+     * copy-engine road) sets device_ordered: its non-blocking forms, and
+     * the two below, queue behind everything queued before, and a word that
+     * the device's write64 writes after them is written once they are all
+     * complete, so the proxy completes requests with that word instead of a
+     * quiet. Both below are NULL in other transports.
+     * put_value_nbi: len (1 to 8) bytes of value, in the host's byte order,
+     * with no source buffer to keep alive.
+     * atomic_nbi: the atomic; when result is not NULL, the old value (4
+     * bytes in the low half) is written there, memory the device can write,
+     * once it has run. */
+    bool device_ordered;
+    ushmem_status_t (*put_value_nbi)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                                     uint64_t value, size_t len);
+    ushmem_status_t (*atomic_nbi)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
+                                  enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                                  uint64_t operand, uint64_t compare, uint64_t *result);
 };
 
 #endif

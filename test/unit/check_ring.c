@@ -24,7 +24,9 @@
 
 /* ---- The mock transport: records calls; only the proxy thread calls it. ---- */
 
-enum call_kind { CALL_PUT, CALL_GET, CALL_PUT_NBI, CALL_GET_NBI, CALL_AMO, CALL_FENCE, CALL_QUIET };
+enum call_kind {
+    CALL_PUT, CALL_GET, CALL_PUT_NBI, CALL_GET_NBI, CALL_AMO, CALL_FENCE, CALL_QUIET, CALL_STORE,
+};
 
 struct call {
     enum call_kind kind;
@@ -194,6 +196,58 @@ static const struct ushmemi_transport_ops mock_ops = {
     .progress = mock_progress,
 };
 
+/* The same transport as a device carrying its work out in order (the copy
+ * engine's road): everything is queued, nothing waited for, and the proxy
+ * completes requests with the counter's copy. Here "queued" work is done at
+ * once: the get fills its destination as mock_get does, and the atomic
+ * writes its result. */
+static ushmem_status_t mock_ordered_get_nbi(struct ushmemi_transport *t, int pe, void *dst,
+                                            uint64_t offset, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        ((unsigned char *)dst)[i] = (unsigned char)(offset + i);
+    record(t, CALL_GET_NBI, pe, offset, (uint64_t)(uintptr_t)dst, len);
+    return USHMEM_OK;
+}
+
+static ushmem_status_t mock_put_value_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                          uint64_t value, size_t len)
+{
+    record(t, CALL_STORE, pe, offset, value, len)->first8 = value;
+    return USHMEM_OK;
+}
+
+static ushmem_status_t mock_atomic_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
+                                       enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                                       uint64_t operand, uint64_t compare, uint64_t *result)
+{
+    (void)type;
+    (void)compare;
+    if (result != NULL)
+        *result = operand * 2 + offset;
+    record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op);
+    return USHMEM_OK;
+}
+
+static const struct ushmemi_transport_ops mock_ordered_ops = {
+    .size = sizeof(struct ushmemi_transport_ops),
+    .name = "mock-ordered",
+    .init = mock_init,
+    .fini = mock_fini,
+    .can_atomic = mock_can_atomic,
+    .put = mock_put,
+    .get = mock_get,
+    .put_nbi = mock_put_nbi,
+    .get_nbi = mock_ordered_get_nbi,
+    .atomic = mock_atomic,
+    .fence = mock_fence,
+    .quiet = mock_quiet,
+    .progress = mock_progress,
+    .device_ordered = true,
+    .put_value_nbi = mock_put_value_nbi,
+    .atomic_nbi = mock_atomic_nbi,
+};
+
 /* Counts the calls of one kind, leaving out quiets and fences. */
 static size_t data_calls(void)
 {
@@ -248,6 +302,7 @@ static struct ushmem_ring_header *ring;
  * the proxy writes it through write64, which checks that the copy never
  * runs ahead of the counter. */
 static uint64_t *params_done_copy;
+static const struct ushmemi_transport_ops *params_transport_ops = &mock_ops;
 static int params_local_rank, params_local_size;
 static ushmem_ring_word_t done_cell;
 static atomic_int done_ahead, done_writes, done_fail_next;
@@ -274,6 +329,7 @@ static void setup(void)
     abort_msg[0] = '\0';
     proxy = NULL;
     params_done_copy = NULL;
+    params_transport_ops = &mock_ops;
     params_local_rank = params_local_size = 0;
     done_cell = 0;
     atomic_store(&done_ahead, 0);
@@ -294,7 +350,7 @@ static void start_proxy_devmem(const struct ushmemi_device_ops *ops, uint32_t ca
 {
     struct ushmemi_proxy_peer peers[NPES];
     for (int pe = 0; pe < NPES; pe++)
-        peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock, devmem};
+        peers[pe] = (struct ushmemi_proxy_peer){params_transport_ops, &mock, devmem};
     struct ushmemi_proxy_params params = {
         .dev_ops = ops,
         .dev = dev,
@@ -931,6 +987,135 @@ START_TEST(device_copy_write_retried)
 }
 END_TEST
 
+/* On a transport the device carries out in order, the copy of the counter
+ * completes requests: it may run ahead of the counter in host memory, which
+ * follows once the proxy has waited for the device (never while a request
+ * is outstanding on it). */
+static ushmem_status_t ordered_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
+{
+    (void)d;
+    ushmem_ring_store_release((ushmem_ring_word_t *)addr, value);
+    atomic_fetch_add(&done_writes, 1);
+    return USHMEM_OK;
+}
+
+static void start_ordered_proxy(uint32_t capacity)
+{
+    static struct ushmemi_device_ops ops; /* outlives the test: teardown stops the proxy */
+
+    ops = *dev_ops;
+    ops.write64 = ordered_write64;
+    params_done_copy = (uint64_t *)&done_cell;
+    params_transport_ops = &mock_ordered_ops;
+    start_proxy_devmem(&ops, capacity, USHMEMI_PROXY_DEVMEM_PASS);
+}
+
+/* Values travel as stores and result cells, nothing is quieted, and the
+ * counter in host memory catches up with the copy once the proxy is idle. */
+START_TEST(ordered_requests_complete_by_the_copy)
+{
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *done = &done_cell;
+
+    start_ordered_proxy(16);
+    struct ushmem_ring_request p_req = {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE,
+                                        .pe = 1, .offset = 0x10, .local = 0x1122334455667788ull,
+                                        .value = 8};
+    struct ushmem_ring_request g_req = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
+                                        .pe = 2, .offset = 0x20, .value = 8};
+    struct ushmem_ring_request f_req = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
+                                        .amo_type = USHMEM_RING_AMO_INT64,
+                                        .flags = USHMEM_RING_FLAG_RESULT, .pe = 3, .offset = 0x40,
+                                        .value = 5};
+    struct ushmem_ring_request s_req = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_SET,
+                                        .amo_type = USHMEM_RING_AMO_UINT32, .pe = 1,
+                                        .offset = 0x48, .value = 7};
+    ushmem_ring_submit_on(ring, done, &prod, &p_req);
+    uint64_t g = ushmem_ring_submit_on(ring, done, &prod, &g_req);
+    uint64_t f = ushmem_ring_submit_on(ring, done, &prod, &f_req);
+    uint64_t s = ushmem_ring_submit_on(ring, done, &prod, &s_req);
+    ushmem_ring_wait_on(ring, done, s);
+    uint64_t want_g = 0;
+    for (int i = 7; i >= 0; i--)
+        want_g = want_g << 8 | (uint64_t)(0x20 + i);
+    ck_assert_uint_eq(ushmem_ring_result_take(ring, g), want_g);
+    ck_assert_uint_eq(ushmem_ring_result_take(ring, f), 5 * 2 + 0x40);
+    size_t n = atomic_load(&mock.ncalls);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(mock.calls[0].kind, CALL_STORE);
+    ck_assert_uint_eq(mock.calls[0].first8, 0x1122334455667788ull);
+    ck_assert_uint_eq(mock.calls[0].len, 8);
+    ck_assert_int_eq(mock.calls[1].kind, CALL_GET_NBI);
+    ck_assert_int_eq(mock.calls[2].kind, CALL_AMO);
+    /* A set that nobody reads back is a store of the type's width. */
+    ck_assert_int_eq(mock.calls[3].kind, CALL_STORE);
+    ck_assert_uint_eq(mock.calls[3].first8, 7);
+    ck_assert_uint_eq(mock.calls[3].len, 4);
+    /* The host counter follows within a second of idleness. */
+    for (int i = 0; i < 1000 && ushmem_ring_load_acquire(&ring->completed) < s + 1; i++)
+        usleep(1000);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->completed), s + 1);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
+/* Non-blocking puts that arrive together are issued sorted, contiguous ones
+ * as one transfer; a request of another kind issues the gathered ones first. */
+START_TEST(gathered_puts_merge)
+{
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *done = &done_cell;
+    const uint64_t piece = 64 * 1024;
+    static char buf[8 * 64 * 1024];
+    static const int order[8] = {5, 0, 7, 2, 1, 6, 3, 4};
+    char one[8];
+
+    start_ordered_proxy(64); /* room for every request while the proxy is held */
+    /* The proxy stops inside the first call, so the rest wait in the ring
+     * and are taken together. */
+    atomic_store(&mock.gate_closed, 1);
+    submit(&prod, USHMEM_RING_OP_PUT, 3, 0x100, one, sizeof(one));
+    while (atomic_load(&mock.entered) == 0)
+        usleep(100);
+    for (int k = 0; k < 8; k++) {
+        int i = order[k];
+        /* pe 1: one contiguous message; pe 2: the same pieces, the fourth
+         * one's source not following on from the third's. */
+        submit(&prod, USHMEM_RING_OP_PUT_NBI, 1, 0x100000 + (uint64_t)i * piece,
+               buf + (size_t)i * piece, piece);
+        submit(&prod, USHMEM_RING_OP_PUT_NBI, 2, 0x200000 + (uint64_t)i * piece,
+               buf + (size_t)(i == 3 ? 7 : i) * piece, piece);
+    }
+    uint64_t last = submit(&prod, USHMEM_RING_OP_PUT, 3, 0x200, one, sizeof(one));
+    atomic_store(&mock.gate_closed, 0);
+    ushmem_ring_wait_on(ring, done, last);
+
+    size_t n = atomic_load(&mock.ncalls), runs1 = 0, runs2 = 0;
+    uint64_t bytes2 = 0;
+    for (size_t c = 0; c < n; c++) {
+        const struct call *call = &mock.calls[c];
+        if (call->pe == 1) {
+            runs1++;
+            ck_assert_int_eq(call->kind, CALL_PUT_NBI);
+            ck_assert_uint_eq(call->offset, 0x100000);
+            ck_assert_uint_eq(call->local, (uint64_t)(uintptr_t)buf);
+            ck_assert_uint_eq(call->len, 8 * piece);
+        } else if (call->pe == 2) {
+            runs2++;
+            bytes2 += call->len;
+        }
+    }
+    ck_assert_uint_eq(runs1, 1);
+    /* Pieces 0-2, 3 alone, 4-7 (its source breaks the run at both ends). */
+    ck_assert_uint_eq(runs2, 3);
+    ck_assert_uint_eq(bytes2, 8 * piece);
+    /* The blocking put after them comes last. */
+    ck_assert_int_eq(mock.calls[n - 1].pe, 3);
+    ck_assert_uint_eq(mock.calls[n - 1].offset, 0x200);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
 /* A copy asked of a backend that cannot write device memory behind its
  * copies (no write64) is refused at start. */
 START_TEST(device_copy_needs_write64)
@@ -1144,6 +1329,8 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_of_completed);
     tcase_add_test(tc, device_copy_write_retried);
     tcase_add_test(tc, device_copy_needs_write64);
+    tcase_add_test(tc, ordered_requests_complete_by_the_copy);
+    tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
     tcase_add_test(tc, cpu_lists_parsed);

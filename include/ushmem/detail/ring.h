@@ -36,13 +36,19 @@
  *     ticket is done and stores ack = ticket + 1. The consumer writes a cell
  *     again only after the previous result in it was acknowledged, so a
  *     slow reader never loses its value to a later ticket of the same slot.
- *   - The consumer may also copy `completed` into a word that producers
- *     read faster (on a GPU, a word of its own memory: polling host memory
- *     from many GPU threads starves the copy engine, which the proxy uses).
- *     The copy is written after `completed` and never runs ahead of it, so a
- *     producer may wait on either. Since head >= completed, a producer may
- *     also wait for its slot on the copy instead of on head. The copy's
- *     address is not in the header: producers are told it beside the ring
+ *   - The consumer may also keep a copy of the counter in a word that
+ *     producers read faster (on a GPU, a word of its own memory: polling
+ *     host memory from many GPU threads starves the copy engine, which the
+ *     proxy uses). When requests are carried out by a device in order (the
+ *     copy engine), the device writes the copy behind them, so the copy may
+ *     run ahead of `completed`, which the consumer moves once it has waited
+ *     for the device; otherwise the copy is written after `completed`. Each
+ *     alone is a correct completion word, and producers that were told of
+ *     the copy wait on it. The value of a FLAG_RESULT request may then be
+ *     written into its cell by the device, before the copy passes its
+ *     ticket. Since head >= either word, a producer may also wait for its
+ *     slot on the copy instead of on head. The copy's address is not in the
+ *     header: producers are told it beside the ring
  *     (ushmem_device_state.ring_done_offset), and the functions below take
  *     it as `done`, NULL meaning `completed` itself.
  *   - `errors` counts requests that failed; the proxy reports each one
@@ -80,7 +86,7 @@ typedef unsigned long uint64_t;
 #endif
 
 /* Bumped on any change to the layout or the protocol above. */
-#define USHMEM_RING_VERSION 3
+#define USHMEM_RING_VERSION 4
 #define USHMEM_RING_CACHELINE 64
 #define USHMEM_RING_REQUEST_SIZE 64
 

@@ -7,6 +7,8 @@
  *            pieces into shared memory and out to the peer, four in flight
  *   ce       the copy engine: one cudaMemcpyPeerAsync of the whole buffer
  *   ce-2m    the copy engine, the buffer in 2 MiB copies (a proxy's pieces)
+ *   ce-2m-sN the same 2 MiB copies dealt round robin to N streams (2, 4, 8),
+ *            which the driver may give to several copy engines
  *   sm+ce    both at once, half each, on two streams
  * A put benchmark's figure is read against these: no library can move more
  * than the best of them. Every run's bytes are checked at GPU 1.
@@ -138,12 +140,14 @@ __global__ void count_bad(const uint64_t *p, size_t n, uint64_t seed, unsigned l
 static size_t bytes;
 static long iters;
 static char *src, *dst; /* on GPU 0 and GPU 1 */
-static cudaStream_t streams[2];
+#define STREAMS 8
+static cudaStream_t streams[STREAMS];
 static int failed;
 
-enum engine { SM32, SM132, TMA32, TMA64, CE, CE2M, SMCE, ENGINES };
-static const char *const engine_names[ENGINES] = {"sm-32", "sm-132", "tma-32", "tma-64",
-                                                   "ce",    "ce-2m",  "sm+ce"};
+enum engine { SM32, SM132, TMA32, TMA64, CE, CE2M, CE2M_S2, CE2M_S4, CE2M_S8, SMCE, ENGINES };
+static const char *const engine_names[ENGINES] = {
+    "sm-32", "sm-132", "tma-32", "tma-64", "ce", "ce-2m", "ce-2m-s2", "ce-2m-s4", "ce-2m-s8",
+    "sm+ce"};
 
 /* Queues `n` runs of engine e on the streams of GPU 0. */
 static void launch(enum engine e, long n)
@@ -162,12 +166,18 @@ static void launch(enum engine e, long n)
                                                                                   bytes, n);
         break;
     case CE:
-    case CE2M: {
+    case CE2M:
+    case CE2M_S2:
+    case CE2M_S4:
+    case CE2M_S8: {
         size_t piece = e == CE ? bytes : (size_t)2 << 20;
+        int nstreams = e == CE2M_S2 ? 2 : e == CE2M_S4 ? 4 : e == CE2M_S8 ? 8 : 1;
+        unsigned k = 0;
         for (long i = 0; i < n; i++)
             for (size_t off = 0; off < bytes; off += piece)
                 CHECK(cudaMemcpyPeerAsync(dst + off, 1, src + off, 0,
-                                          bytes - off < piece ? bytes - off : piece, streams[0]));
+                                          bytes - off < piece ? bytes - off : piece,
+                                          streams[k++ % (unsigned)nstreams]));
         break;
     }
     default: /* SMCE */
@@ -204,27 +214,31 @@ static void check(enum engine e, uint64_t seed)
     }
 }
 
-/* GB/s of iters runs of engine e, timed with events that join both streams. */
+/* GB/s of iters runs of engine e, timed with events that join every stream. */
 static double measure(enum engine e)
 {
-    cudaEvent_t start, joined, stop;
+    cudaEvent_t start, joined[STREAMS], stop;
     float ms;
 
     CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&joined));
     CHECK(cudaEventCreate(&stop));
     launch(e, 2); /* warm-up */
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaEventRecord(start, streams[0]));
-    CHECK(cudaStreamWaitEvent(streams[1], start, 0));
+    for (int s = 1; s < STREAMS; s++)
+        CHECK(cudaStreamWaitEvent(streams[s], start, 0));
     launch(e, iters);
-    CHECK(cudaEventRecord(joined, streams[1]));
-    CHECK(cudaStreamWaitEvent(streams[0], joined, 0));
+    for (int s = 1; s < STREAMS; s++) {
+        CHECK(cudaEventCreate(&joined[s]));
+        CHECK(cudaEventRecord(joined[s], streams[s]));
+        CHECK(cudaStreamWaitEvent(streams[0], joined[s], 0));
+    }
     CHECK(cudaEventRecord(stop, streams[0]));
     CHECK(cudaEventSynchronize(stop));
     CHECK(cudaEventElapsedTime(&ms, start, stop));
     CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(joined));
+    for (int s = 1; s < STREAMS; s++)
+        CHECK(cudaEventDestroy(joined[s]));
     CHECK(cudaEventDestroy(stop));
     return (double)bytes * (double)iters / ((double)ms * 1e6);
 }
@@ -286,7 +300,7 @@ int main(int argc, char **argv)
     CHECK(cudaDeviceSynchronize()); /* the engines run on streams that do not wait for it */
     CHECK(cudaFuncSetAttribute(tma_copy, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                TMA_STAGES * TMA_PIECE));
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < STREAMS; s++)
         CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
 
     printf("# nvlink_ceiling,raw,2\n");
