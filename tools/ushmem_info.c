@@ -10,6 +10,7 @@
 #include "../src/common/vars.h"
 #include "../src/device/device.h"
 #include "../src/host/topology.h"
+#include "../src/transport/ofi.h"
 
 static void usage(FILE *out)
 {
@@ -126,6 +127,9 @@ int main(int argc, char **argv)
                "(pidfd_getfd, or SCM_RIGHTS over an abstract socket)\n"
                "  ofi    libfabric RMA and atomics (%s; FI_PROVIDER picks the provider)\n",
                USHMEM_HAVE_OFI ? "built in" : "not built");
+        char fabric[2048];
+        ushmemi_ofi_describe(fabric, sizeof(fabric));
+        fputs(fabric, stdout);
         printf("Installed under %s\n", USHMEM_PREFIX);
     }
     printf("Variables:\n");

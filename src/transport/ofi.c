@@ -33,17 +33,17 @@ struct ofi_card {
 
 static unsigned api_major(void)
 {
-    return FI_MAJOR(fi_version());
+    return FI_MAJOR(ushmemi_fi.version());
 }
 
 static unsigned api_minor(void)
 {
-    return FI_MINOR(fi_version());
+    return FI_MINOR(ushmemi_fi.version());
 }
 
 static struct fi_info *make_hints(bool atomics, bool hmem, bool msg)
 {
-    struct fi_info *hints = fi_allocinfo();
+    struct fi_info *hints = ushmemi_fi.dupinfo(NULL);
     if (hints == NULL)
         return NULL;
     hints->caps = FI_RMA | (atomics ? FI_ATOMIC : 0) | (hmem ? FI_HMEM : 0) | (msg ? FI_MSG : 0);
@@ -61,9 +61,9 @@ static int query(bool atomics, bool hmem, bool msg, struct fi_info **info_p)
     struct fi_info *hints = make_hints(atomics, hmem, msg);
     if (hints == NULL)
         return -FI_ENOMEM;
-    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints,
+    int rc = ushmemi_fi.getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints,
                         info_p);
-    fi_freeinfo(hints);
+    ushmemi_fi.freeinfo(hints);
     return rc;
 }
 
@@ -99,13 +99,13 @@ static ushmem_status_t choose_provider(struct ushmemi_transport *t, bool hmem, b
         ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: no "
                       "libfabric %u.%u provider%s%s offers FI_RMA with FI_HMEM (fi_getinfo: %s)",
                       t->rank, api_major(), api_minor(), filter != NULL ? " matching FI_PROVIDER=" : "",
-                      filter != NULL ? filter : "", fi_strerror(-rc));
+                      filter != NULL ? filter : "", ushmemi_fi.strerror(-rc));
         return USHMEM_ERR_UNSUPPORTED;
     }
     ushmemi_error("ofi init on PE %d: no libfabric %u.%u provider%s%s offers FI_RMA%s on an "
                   "FI_EP_RDM endpoint (fi_getinfo: %s)", t->rank, api_major(), api_minor(),
                   filter != NULL ? " matching FI_PROVIDER=" : "", filter != NULL ? filter : "",
-                  msg ? " and FI_MSG (for landing on the device heap)" : "", fi_strerror(-rc));
+                  msg ? " and FI_MSG (for landing on the device heap)" : "", ushmemi_fi.strerror(-rc));
     return ushmemi_ofi_status(rc);
 }
 
@@ -125,7 +125,7 @@ static void note_provider_filter(struct ushmemi_transport *t)
 static ushmem_status_t failed(const struct ushmemi_transport *t, const char *call, int rc)
 {
     ushmemi_error("ofi init on PE %d: %s with provider %s failed: %s", t->rank, call,
-                  t->prov_name, fi_strerror(-rc));
+                  t->prov_name, ushmemi_fi.strerror(-rc));
     return ushmemi_ofi_status(rc);
 }
 
@@ -152,13 +152,13 @@ ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t l
     int rc = fi_mr_reg(t->domain, buf, len, access, 0, fresh_key(t), 0, &mr, NULL);
     if (rc != 0) {
         ushmemi_error("ofi: PE %d cannot register %zu bytes at %p with provider %s: %s", t->rank,
-                      len, buf, t->prov_name, fi_strerror(-rc));
+                      len, buf, t->prov_name, ushmemi_fi.strerror(-rc));
         return ushmemi_ofi_status(rc);
     }
     rc = enable_mr(t, mr);
     if (rc != 0) {
         ushmemi_error("ofi: PE %d cannot bind a registration to its endpoint (provider %s): %s",
-                      t->rank, t->prov_name, fi_strerror(-rc));
+                      t->rank, t->prov_name, ushmemi_fi.strerror(-rc));
         fi_close(&mr->fid);
         return ushmemi_ofi_status(rc);
     }
@@ -213,7 +213,7 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
         ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: provider %s "
                       "in libfabric %u.%u cannot register the %zu-byte %s device heap: %s",
                       t->rank, t->prov_name, api_major(), api_minor(), params->heap_size,
-                      backend, fi_strerror(-rc));
+                      backend, ushmemi_fi.strerror(-rc));
         return rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP ? USHMEM_ERR_UNSUPPORTED
                                                         : ushmemi_ofi_status(rc);
     }
@@ -224,7 +224,7 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
 static ushmem_status_t open_endpoint(struct ushmemi_transport *t)
 {
     struct fi_info *info = t->info;
-    int rc = fi_fabric(info->fabric_attr, &t->fabric, NULL);
+    int rc = ushmemi_fi.fabric(info->fabric_attr, &t->fabric, NULL);
     if (rc != 0)
         return failed(t, "fi_fabric", rc);
     rc = fi_domain(t->fabric, info, &t->domain, NULL);
@@ -285,7 +285,9 @@ static ushmem_status_t register_memory(struct ushmemi_transport *t,
         heap->size = 0;
         status = USHMEM_OK;
     } else if (params->heap_is_device) {
+        void *saved = ushmemi_ofi_enter(t);
         status = register_device_heap(t, params);
+        ushmemi_ofi_leave(t, saved);
     } else {
         status = ushmemi_ofi_reg(t, heap->base, heap->size, OFI_HEAP_ACCESS, &heap->mr);
     }
@@ -328,6 +330,12 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
                                    struct ofi_card *card)
 {
     bool landing = params->heap_landing != 0;
+    const char *why = NULL;
+    if (ushmemi_fi_load(&why) != USHMEM_OK) {
+        ushmemi_error("ofi init on PE %d: %s; peers that cannot be mapped are unreachable",
+                      t->rank, why);
+        return USHMEM_ERR_TRANSPORT;
+    }
     ushmem_status_t status = choose_provider(t, params->heap_is_device != 0, landing);
     if (status != USHMEM_OK)
         return status;
@@ -397,7 +405,7 @@ static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct o
         if (n != 1) {
             ushmemi_error("ofi init on PE %d: fi_av_insert of PE %d's address (provider %s) "
                           "failed: %s", t->rank, pe, t->prov_name,
-                          n < 0 ? fi_strerror(-n) : "address not inserted");
+                          n < 0 ? ushmemi_fi.strerror(-n) : "address not inserted");
             return n < 0 ? ushmemi_ofi_status(n) : USHMEM_ERR_TRANSPORT;
         }
         memcpy(t->peers[pe].seg, cards[pe].seg, sizeof(t->peers[pe].seg));
@@ -414,9 +422,11 @@ static void release(struct ushmemi_transport *t)
     }
     if (t->scratch_mr != NULL)
         fi_close(&t->scratch_mr->fid);
+    void *saved = ushmemi_ofi_enter(t);
     for (int i = USHMEMI_SEG_COUNT - 1; i >= 0; i--)
         if (t->seg[i].mr != NULL)
             fi_close(&t->seg[i].mr->fid);
+    ushmemi_ofi_leave(t, saved);
     if (t->ep != NULL)
         fi_close(&t->ep->fid);
     ushmemi_ofi_am_release(t); /* its receives were cancelled with the endpoint */
@@ -429,7 +439,7 @@ static void release(struct ushmemi_transport *t)
     if (t->fabric != NULL)
         fi_close(&t->fabric->fid);
     if (t->info != NULL)
-        fi_freeinfo(t->info);
+        ushmemi_fi.freeinfo(t->info);
     free(t->scratch);
     free(t->peers);
     free(t->addrs);
@@ -446,6 +456,7 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
         ushmemi_error("ofi init: missing oob or heap");
         return USHMEM_ERR_INVALID_PARAM;
     }
+
     struct ushmemi_transport *t = calloc(1, sizeof(*t));
     if (t == NULL) {
         ushmemi_error("ofi init on PE %d: out of memory", oob->rank);
@@ -455,6 +466,10 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
     t->size = oob->size;
     t->oob = oob;
     t->heap_is_device = params->heap_is_device != 0;
+    t->dev_ops = params->dev_ops;
+    t->dev = params->dev;
+    t->foreign = t->heap_is_device && params->dev_ops != NULL &&
+                 params->dev_ops->foreign_enter != NULL && params->dev_ops->foreign_leave != NULL;
     atomic_init(&t->next_key, 1);
     pthread_mutex_init(&t->slot_lock, NULL);
     pthread_mutex_init(&t->amo_lock, NULL);
@@ -494,8 +509,8 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
     /* Landing needs the thread whatever the provider: it lands the requests. */
     if (t->info->domain_attr->data_progress == FI_PROGRESS_MANUAL || t->am != NULL) {
         int err = ushmemi_helper_thread_start(&t->progress_thread, ushmemi_ofi_progress_main, t,
-                                              "ushmem-ofi", oob->local_rank,
-                                              oob->local_size);
+                                              "ushmem-ofi", oob->host_local_rank,
+                                              oob->host_local_size);
         if (err != 0) {
             ushmemi_error("ofi init on PE %d: cannot start the progress thread: %s", t->rank,
                           strerror(err));

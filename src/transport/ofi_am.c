@@ -234,7 +234,7 @@ static ushmem_status_t post_recv(struct ushmemi_transport *t, int b)
             return USHMEM_OK;
         if (rc != -FI_EAGAIN || !wait_a_little(t, start)) {
             ushmemi_error("ofi: PE %d cannot post a landing receive buffer: %s", t->rank,
-                          fi_strerror((int)-rc));
+                          ushmemi_fi.strerror((int)-rc));
             return ushmemi_ofi_status(rc == -FI_EAGAIN ? -FI_ETIMEDOUT : (int)rc);
         }
     }
@@ -322,7 +322,7 @@ static ushmem_status_t send_msg(struct ushmemi_transport *t, int pe, int s, size
         if (rc != -FI_EAGAIN || !wait_a_little(t, start)) {
             ushmemi_error("ofi %s to PE %d (%zu bytes) failed to start: %s", what, pe, len,
                           rc == -FI_EAGAIN ? "the provider refused it (-FI_EAGAIN) for 30 s"
-                                           : fi_strerror((int)-rc));
+                                           : ushmemi_fi.strerror((int)-rc));
             give_send(am, s);
             return ushmemi_ofi_status(rc == -FI_EAGAIN ? -FI_ETIMEDOUT : (int)rc);
         }
@@ -483,7 +483,7 @@ void ushmemi_ofi_am_completed(struct ushmemi_transport *t, struct ofi_op *ctx, i
             atomic_fetch_sub(&am->inflight[pe], 1);
             ushmemi_ofi_complete(t, req, fi_err);
         } else if (fi_err != 0) {
-            ushmemi_error("ofi %s to PE %d failed: %s", what, pe, fi_strerror(fi_err));
+            ushmemi_error("ofi %s to PE %d failed: %s", what, pe, ushmemi_fi.strerror(fi_err));
         }
         return;
     }
@@ -491,7 +491,7 @@ void ushmemi_ofi_am_completed(struct ushmemi_transport *t, struct ofi_op *ctx, i
         return; /* the endpoint is closing */
     char *buf = recv_buf(am, ctx->am_buf);
     if (fi_err != 0) {
-        ushmemi_error("ofi: PE %d: a landing receive failed: %s", t->rank, fi_strerror(fi_err));
+        ushmemi_error("ofi: PE %d: a landing receive failed: %s", t->rank, ushmemi_fi.strerror(fi_err));
         buf[0] = AM_NONE;
     } else if (buf[0] == AM_ACK || buf[0] == AM_REPLY) {
         struct am_hdr h;

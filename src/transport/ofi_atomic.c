@@ -75,12 +75,12 @@ void ushmemi_ofi_atomic_probe(struct ushmemi_transport *t)
     /* Observed here: with ofi_rxd (over udp), a fetching atomic from several
      * PEs makes the target crash inside libfabric 1.17 (SIGSEGV in its
      * progress), so atomics are refused up front rather than offered. */
-    if (strstr(t->prov_name, "ofi_rxd") != NULL && FI_MAJOR(fi_version()) == 1 &&
-        FI_MINOR(fi_version()) <= 17) {
+    if (strstr(t->prov_name, "ofi_rxd") != NULL && FI_MAJOR(ushmemi_fi.version()) == 1 &&
+        FI_MINOR(ushmemi_fi.version()) <= 17) {
         t->have_atomics = false;
         snprintf(t->no_atomic_why, sizeof(t->no_atomic_why),
                  "provider %s in libfabric %u.%u crashes the target on concurrent fetching "
-                 "atomics", t->prov_name, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+                 "atomics", t->prov_name, FI_MAJOR(ushmemi_fi.version()), FI_MINOR(ushmemi_fi.version()));
         ushmemi_debug("ofi: atomics unavailable: %s", t->no_atomic_why);
         return;
     }
@@ -96,7 +96,7 @@ void ushmemi_ofi_atomic_probe(struct ushmemi_transport *t)
                 t->have_atomics = false;
                 snprintf(t->no_atomic_why, sizeof(t->no_atomic_why),
                          "provider %s in libfabric %u.%u offers no %s on %s", t->prov_name,
-                         FI_MAJOR(fi_version()), FI_MINOR(fi_version()), op_names[op],
+                         FI_MAJOR(ushmemi_fi.version()), FI_MINOR(ushmemi_fi.version()), op_names[op],
                          type_names[type]);
             }
         }

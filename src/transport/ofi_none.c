@@ -4,6 +4,8 @@
 #include "ofi.h"
 #include "transport.h"
 
+#include <stdio.h>
+
 #include "../common/log.h"
 
 static ushmem_status_t none_init(const struct ushmemi_transport_params *params,
@@ -17,6 +19,12 @@ static ushmem_status_t none_init(const struct ushmemi_transport_params *params,
                   "libfabric, or -Dofi=disabled), so peers that cannot be mapped are unreachable; "
                   "rebuild with libfabric-dev installed", rank);
     return USHMEM_ERR_TRANSPORT;
+}
+
+void ushmemi_ofi_describe(char *buf, size_t len)
+{
+    if (len > 0)
+        snprintf(buf, len, "         not built: meson found no libfabric (pkg-config libfabric)\n");
 }
 
 /* Nothing below is reached: init never succeeds. */

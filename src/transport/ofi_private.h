@@ -18,6 +18,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "ofi_lib.h"
 #include "ops.h"
 #include "transport.h"
 
@@ -176,7 +177,32 @@ struct ushmemi_transport {
     /* Landing (ofi_am.c); am == NULL when neither this PE's heap nor any
      * peer's is reached through messages. */
     struct ofi_am *am;
+
+    /* The heap is registered as device memory (FI_HMEM): the provider
+     * copies it with the device's own runtime on whatever thread calls in,
+     * so every call that may move data is bracketed by the backend's
+     * foreign_enter/leave (see ushmemi_ofi_enter). */
+    const struct ushmemi_device_ops *dev_ops;
+    struct ushmemi_device *dev;
+    bool foreign;
 };
+
+/* Brackets a libfabric call that may copy device memory; a failure to
+ * prepare the thread is logged by the backend and the call goes ahead (the
+ * provider then reports its own error). */
+static inline void *ushmemi_ofi_enter(struct ushmemi_transport *t)
+{
+    void *saved = NULL;
+    if (t->foreign)
+        t->dev_ops->foreign_enter(t->dev, &saved);
+    return saved;
+}
+
+static inline void ushmemi_ofi_leave(struct ushmemi_transport *t, void *saved)
+{
+    if (t->foreign)
+        t->dev_ops->foreign_leave(t->dev, saved);
+}
 
 /* Translates a negative libfabric return code into a status. */
 ushmem_status_t ushmemi_ofi_status(int fi_rc);

@@ -88,7 +88,7 @@ void ushmemi_ofi_complete(struct ushmemi_transport *t, struct ofi_op *op, int fi
     op->fi_err = fi_err;
     if (op->nbi) {
         if (fi_err != 0) {
-            ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, fi_strerror(fi_err));
+            ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, ushmemi_fi.strerror(fi_err));
             int none = 0;
             atomic_compare_exchange_strong(&t->async_error, &none, (int)USHMEM_ERR_TRANSPORT);
         }
@@ -128,7 +128,7 @@ static int handle(struct ushmemi_transport *t, const struct fi_cq_entry *entries
         if (fi_cq_readerr(t->cq, &err, 0) > 0 && err.op_context != NULL) {
             struct ofi_op *op = err.op_context;
             ushmemi_debug("ofi %s to PE %d: completion error %s (provider: %s)", op->what, op->pe,
-                          fi_strerror(err.err),
+                          ushmemi_fi.strerror(err.err),
                           fi_cq_strerror(t->cq, err.prov_errno, err.err_data, NULL, 0));
             finish(t, op, err.err != 0 ? err.err : FI_EIO);
             return 1;
@@ -140,7 +140,12 @@ static int handle(struct ushmemi_transport *t, const struct fi_cq_entry *entries
 int ushmemi_ofi_progress(struct ushmemi_transport *t)
 {
     struct fi_cq_entry entries[16];
-    return handle(t, entries, fi_cq_read(t->cq, entries, 16));
+    /* Reading the queue is what moves data with manual progress, a peer's
+     * into this PE's heap included. */
+    void *saved = ushmemi_ofi_enter(t);
+    ssize_t n = fi_cq_read(t->cq, entries, 16);
+    ushmemi_ofi_leave(t, saved);
+    return handle(t, entries, n);
 }
 
 void *ushmemi_ofi_progress_main(void *arg)
@@ -279,14 +284,16 @@ ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_
     struct waiter w = {now_s()};
 
     for (;;) {
+        void *saved = ushmemi_ofi_enter(t);
         ssize_t rc = issue_once(t, x);
+        ushmemi_ofi_leave(t, saved);
         if (rc == 0) {
             atomic_fetch_add(&t->issued, 1);
             return USHMEM_OK;
         }
         if (rc != -FI_EAGAIN) {
             ushmemi_error("ofi %s to PE %d (%zu bytes at offset %llu) failed to start: %s", what,
-                          x->pe, x->len, (unsigned long long)x->offset, fi_strerror((int)-rc));
+                          x->pe, x->len, (unsigned long long)x->offset, ushmemi_fi.strerror((int)-rc));
             return ushmemi_ofi_status((int)rc);
         }
         /* The send queue is full: completing earlier operations frees it. */
@@ -330,7 +337,7 @@ ushmem_status_t ushmemi_ofi_op_wait_old(struct ushmemi_transport *t, struct ofi_
     if (old_p != NULL)
         *old_p = op->am_old;
     if (fi_err != 0)
-        ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, fi_strerror(fi_err));
+        ushmemi_error("ofi %s to PE %d failed: %s", op->what, op->pe, ushmemi_fi.strerror(fi_err));
     ushmemi_ofi_op_drop(t, op);
     return fi_err != 0 ? ushmemi_ofi_status(-fi_err) : USHMEM_OK;
 }
