@@ -1,9 +1,12 @@
 /* File descriptor passing between local PEs: pidfd_getfd when ptrace
  * permission allows it, otherwise SCM_RIGHTS over an abstract Unix socket
  * whose peers are checked with SO_PEERCRED. Abstract sockets leave nothing in
- * the file system and vanish with their process. The socket's name is
- * predictable, so the server hands the fd only to the pids it was told are
- * PEs of the job; until it knows them it makes clients wait. */
+ * the file system and vanish with their process, but they have no
+ * permissions: any local user may bind or connect to any name. So a server's
+ * name is a fresh random token, bound before anyone learns it (a stranger
+ * cannot take it first), and one already taken is replaced by another; the
+ * server hands the fd only to the pids it was told are PEs of the job, and
+ * serves nobody until it knows them. */
 #include "transport.h"
 
 #include <errno.h>
@@ -13,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,31 +77,96 @@ static int remaining_ms(double deadline)
     return (int)(left * 1000.0) + 1;
 }
 
-/* Fills an abstract address "\0ushmem-<job>-<rank>". A job id too long for
- * sun_path is replaced by its hash, which keeps names unique per job. */
-static ushmem_status_t socket_address(const char *job_id, int rank, struct sockaddr_un *addr,
-                                      socklen_t *len_p)
+/* Fills the abstract address "\0ushmem-<token in hex>". */
+static void name_address(const struct ushmemi_fd_name *name, struct sockaddr_un *addr,
+                         socklen_t *len_p)
 {
-    char name[sizeof(addr->sun_path)];
-    size_t room = sizeof(addr->sun_path) - 1; /* the leading NUL */
-    int n;
+    static const char hex[] = "0123456789abcdef";
+    static const char prefix[] = "ushmem-";
+    char *p = addr->sun_path + 1; /* after the leading NUL */
 
-    if (job_id == NULL || job_id[0] == '\0') {
-        ushmemi_error("fd passing: no job id to name the socket of rank %d", rank);
-        return USHMEM_ERR_INVALID_PARAM;
-    }
-    n = snprintf(name, sizeof(name), "ushmem-%s-%d", job_id, rank);
-    if (n < 0 || (size_t)n > room) {
-        uint64_t hash = 0xcbf29ce484222325ULL;
-        for (const unsigned char *p = (const unsigned char *)job_id; *p; p++)
-            hash = (hash ^ *p) * 0x100000001b3ULL;
-        n = snprintf(name, sizeof(name), "ushmem-%016llx-%d", (unsigned long long)hash, rank);
-    }
     memset(addr, 0, sizeof(*addr));
     addr->sun_family = AF_UNIX;
-    memcpy(addr->sun_path + 1, name, (size_t)n);
-    *len_p = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+    memcpy(p, prefix, sizeof(prefix) - 1);
+    p += sizeof(prefix) - 1;
+    for (size_t i = 0; i < sizeof(name->token); i++) {
+        *p++ = hex[name->token[i] >> 4];
+        *p++ = hex[name->token[i] & 0xf];
+    }
+    *len_p = (socklen_t)(p - (char *)addr);
+}
+
+/* For messages: "@ushmem-<hex>". */
+static const char *name_text(const struct ushmemi_fd_name *name, char *buf, size_t len)
+{
+    struct sockaddr_un addr;
+    socklen_t addr_len;
+    name_address(name, &addr, &addr_len);
+    snprintf(buf, len, "@%.*s", (int)(addr_len - offsetof(struct sockaddr_un, sun_path) - 1),
+             addr.sun_path + 1);
+    return buf;
+}
+
+bool ushmemi_fd_name_is_set(const struct ushmemi_fd_name *name)
+{
+    for (size_t i = 0; i < sizeof(name->token); i++)
+        if (name->token[i] != 0)
+            return true;
+    return false;
+}
+
+static ushmem_status_t random_name(int rank, struct ushmemi_fd_name *name_p)
+{
+    size_t got = 0;
+    while (got < sizeof(name_p->token)) {
+        ssize_t n = getrandom(name_p->token + got, sizeof(name_p->token) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ushmemi_error("fd server of rank %d: getrandom failed: %s", rank,
+                          n < 0 ? strerror(errno) : "no bytes");
+            return USHMEM_ERR_FD_PASSING;
+        }
+        got += (size_t)n;
+    }
     return USHMEM_OK;
+}
+
+/* Binds `sock` to a fresh random name. A name can be taken only by someone
+ * who saw it bound (in /proc/net/unix) or by a clash of 128 random bits:
+ * either way a new one is drawn, so nobody can keep the server from
+ * starting. The tries are bounded only against a getrandom that repeats. */
+#define BIND_TRIES 16
+
+static ushmem_status_t bind_random_name(int sock, int rank, struct ushmemi_fd_name *name_p)
+{
+    char text[80];
+
+    for (int i = 0; i < BIND_TRIES; i++) {
+        struct ushmemi_fd_name name;
+        struct sockaddr_un addr;
+        socklen_t addr_len;
+        ushmem_status_t status = random_name(rank, &name);
+        if (status != USHMEM_OK)
+            return status;
+        if (!ushmemi_fd_name_is_set(&name))
+            continue; /* all zeros means "no server" in the cards */
+        name_address(&name, &addr, &addr_len);
+        if (bind(sock, (struct sockaddr *)&addr, addr_len) == 0) {
+            *name_p = name;
+            return USHMEM_OK;
+        }
+        if (errno != EADDRINUSE) {
+            ushmemi_error("fd server of rank %d: bind to abstract socket '%s' failed: %s", rank,
+                          name_text(&name, text, sizeof(text)), strerror(errno));
+            return USHMEM_ERR_FD_PASSING;
+        }
+        ushmemi_debug("fd server of rank %d: abstract socket '%s' is taken; drawing another name",
+                      rank, name_text(&name, text, sizeof(text)));
+    }
+    ushmemi_error("fd server of rank %d: %d random abstract socket names in a row were taken "
+                  "(is getrandom returning the same bytes?)", rank, BIND_TRIES);
+    return USHMEM_ERR_FD_PASSING;
 }
 
 struct ushmemi_fd_server {
@@ -110,19 +180,20 @@ struct ushmemi_fd_server {
     pthread_cond_t cond;  /* signalled when the thread is done */
     pid_t *allowed_pids;
     int npids;
-    bool pids_known; /* false until the list is given: clients then wait */
+    bool pids_known; /* false until the list is given: clients wait in the backlog */
     bool stopping;
     bool done;
     int served;
 };
 
-/* Caller holds the lock and has checked pids_known. */
-static bool pid_allowed(const struct ushmemi_fd_server *server, pid_t pid)
+static bool pid_allowed(struct ushmemi_fd_server *server, pid_t pid)
 {
-    for (int i = 0; i < server->npids; i++)
-        if (server->allowed_pids[i] == pid)
-            return true;
-    return false;
+    bool allowed = false;
+    pthread_mutex_lock(&server->lock);
+    for (int i = 0; i < server->npids && !allowed; i++)
+        allowed = server->allowed_pids[i] == pid;
+    pthread_mutex_unlock(&server->lock);
+    return allowed;
 }
 
 /* Consumes pending wake-ups; the flags say what they were for. */
@@ -133,40 +204,12 @@ static void drain_wake(struct ushmemi_fd_server *server)
     (void)r; /* nonblocking: EAGAIN only means another read got there first */
 }
 
-static bool is_stopping(struct ushmemi_fd_server *server)
-{
-    pthread_mutex_lock(&server->lock);
-    bool stopping = server->stopping;
-    pthread_mutex_unlock(&server->lock);
-    return stopping;
-}
-
-/* Decides whether `pid` may have the fd, waiting for the allowed list while
- * it is unknown; false also when the server is told to stop meanwhile. A
- * client connecting before the PEs' pids are exchanged is normal: it is kept
- * waiting rather than refused, and other clients queue in the backlog. */
-static bool wait_pid_allowed(struct ushmemi_fd_server *server, pid_t pid)
-{
-    bool allowed = false;
-
-    pthread_mutex_lock(&server->lock);
-    while (!server->pids_known && !server->stopping) {
-        pthread_mutex_unlock(&server->lock);
-        struct pollfd pfd = {.fd = server->wake_fd, .events = POLLIN};
-        if (poll(&pfd, 1, -1) > 0)
-            drain_wake(server);
-        pthread_mutex_lock(&server->lock);
-    }
-    if (server->pids_known && !server->stopping)
-        allowed = pid_allowed(server, pid);
-    pthread_mutex_unlock(&server->lock);
-    return allowed;
-}
-
 /* Sends the fd to one accepted client after checking who it is; true when
- * the fd went out. A refused client just sees the connection close. Refusals
- * are logged at debug level: the stranger is not ours to report, and a PE
- * that is refused logs the error on its side. */
+ * the fd went out. Nothing here waits on the client, so a stranger that
+ * connects and holds its end open costs one accept. A refused client just
+ * sees the connection close. Refusals are logged at debug level: the
+ * stranger is not ours to report, and a PE that is refused logs the error on
+ * its side. */
 static bool serve_client(struct ushmemi_fd_server *server, int conn)
 {
     struct ucred cred;
@@ -181,10 +224,9 @@ static bool serve_client(struct ushmemi_fd_server *server, int conn)
                       server->rank, (int)cred.pid, (int)cred.uid);
         return false;
     }
-    if (!wait_pid_allowed(server, cred.pid)) {
-        ushmemi_debug("fd server of rank %d: refused a client (pid %d): not a PE of this job%s",
-                      server->rank, (int)cred.pid,
-                      is_stopping(server) ? " (or the server is stopping)" : "");
+    if (!pid_allowed(server, cred.pid)) {
+        ushmemi_debug("fd server of rank %d: refused a client (pid %d): not a PE of this job",
+                      server->rank, (int)cred.pid);
         return false;
     }
 
@@ -222,11 +264,14 @@ static void *server_thread(void *arg)
     int served = 0;
 
     while (served < server->expected) {
-        /* Checked every round: a wait for the list may have consumed stop's
-         * wake-up. */
-        if (is_stopping(server))
+        pthread_mutex_lock(&server->lock);
+        bool stopping = server->stopping, known = server->pids_known;
+        pthread_mutex_unlock(&server->lock);
+        if (stopping)
             break;
-        struct pollfd pfd[2] = {{.fd = server->listen_fd, .events = POLLIN},
+        /* Until the PEs' pids are known nobody is accepted: early clients,
+         * peers or not, wait in the backlog and cannot hold this thread. */
+        struct pollfd pfd[2] = {{.fd = known ? server->listen_fd : -1, .events = POLLIN},
                                 {.fd = server->wake_fd, .events = POLLIN}};
         int rc = poll(pfd, 2, -1);
         if (rc < 0) {
@@ -236,7 +281,7 @@ static void *server_thread(void *arg)
             break;
         }
         if (pfd[1].revents) {
-            drain_wake(server); /* allow() wakes us too; the loop's test sees stop() */
+            drain_wake(server); /* allow() or stop(): the loop's test sees which */
             continue;
         }
         if (!(pfd[0].revents & POLLIN))
@@ -278,18 +323,18 @@ static ushmem_status_t copy_pids(int rank, const pid_t *pids, int npids, pid_t *
     return USHMEM_OK;
 }
 
-ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, int expected,
-                                        const pid_t *allowed_pids, int npids,
+/* Room in the backlog beyond the expected peers, so that a stranger's queued
+ * connections seldom make a peer's connect wait for the thread to drain them. */
+#define BACKLOG_SLACK 16
+
+ushmem_status_t ushmemi_fd_server_start(int rank, int fd, int expected, const pid_t *allowed_pids,
+                                        int npids, struct ushmemi_fd_name *name_p,
                                         struct ushmemi_fd_server **server_p)
 {
     ushmem_status_t status;
-    struct sockaddr_un addr;
-    socklen_t addr_len;
+    struct ushmemi_fd_name name;
     pthread_condattr_t cattr;
-
-    status = socket_address(job_id, rank, &addr, &addr_len);
-    if (status != USHMEM_OK)
-        return status;
+    char text[80];
 
     struct ushmemi_fd_server *server = calloc(1, sizeof(*server));
     if (server == NULL) {
@@ -313,16 +358,10 @@ ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, in
         status = USHMEM_ERR_FD_PASSING;
         goto free_pids;
     }
-    if (bind(server->listen_fd, (struct sockaddr *)&addr, addr_len) != 0) {
-        ushmemi_error("fd server of rank %d: bind to abstract socket '@%.*s' failed: %s%s", rank,
-                      (int)(addr_len - offsetof(struct sockaddr_un, sun_path) - 1),
-                      addr.sun_path + 1, strerror(errno),
-                      errno == EADDRINUSE ? " (another process of the same job id and rank "
-                                            "is running)" : "");
-        status = USHMEM_ERR_FD_PASSING;
+    status = bind_random_name(server->listen_fd, rank, &name);
+    if (status != USHMEM_OK)
         goto close_listen;
-    }
-    if (listen(server->listen_fd, expected > 0 ? expected : 1) != 0) {
+    if (listen(server->listen_fd, (expected > 0 ? expected : 1) + BACKLOG_SLACK) != 0) {
         ushmemi_error("fd server of rank %d: listen failed: %s", rank, strerror(errno));
         status = USHMEM_ERR_FD_PASSING;
         goto close_listen;
@@ -346,6 +385,9 @@ ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, in
         status = USHMEM_ERR_FD_PASSING;
         goto destroy_sync;
     }
+    ushmemi_debug("fd server of rank %d: listening on '%s' (%d PEs may connect)", rank,
+                  name_text(&name, text, sizeof(text)), expected);
+    *name_p = name;
     *server_p = server;
     return USHMEM_OK;
 
@@ -427,7 +469,9 @@ ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int tim
     return status;
 }
 
-/* Connects, retrying while the server is not listening yet. */
+/* Connects, retrying while the server is not listening yet. A connect to a
+ * full backlog (strangers' connections queued ahead of ours) blocks; the
+ * send timeout bounds that wait by the deadline. */
 static ushmem_status_t connect_retry(const struct sockaddr_un *addr, socklen_t addr_len, int rank,
                                      double deadline, int *sock_p)
 {
@@ -437,6 +481,15 @@ static ushmem_status_t connect_retry(const struct sockaddr_un *addr, socklen_t a
         int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (sock < 0) {
             ushmemi_error("fd passing: socket() failed: %s", strerror(errno));
+            return USHMEM_ERR_FD_PASSING;
+        }
+        int left_ms = remaining_ms(deadline);
+        if (left_ms < 1)
+            left_ms = 1; /* 0 would mean no limit */
+        struct timeval tv = {.tv_sec = left_ms / 1000, .tv_usec = (left_ms % 1000) * 1000};
+        if (setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+            ushmemi_error("fd passing: setting a send timeout failed: %s", strerror(errno));
+            close(sock);
             return USHMEM_ERR_FD_PASSING;
         }
         if (connect(sock, (const struct sockaddr *)addr, addr_len) == 0) {
@@ -516,8 +569,8 @@ static ushmem_status_t receive_fd(int sock, int rank, double deadline, int *fd_p
     return USHMEM_OK;
 }
 
-ushmem_status_t ushmemi_fd_get_socket(const char *job_id, int rank, pid_t pid, int timeout_s,
-                                      int *fd_p)
+ushmem_status_t ushmemi_fd_get_socket(const struct ushmemi_fd_name *name, int rank, pid_t pid,
+                                      int timeout_s, int *fd_p)
 {
     ushmem_status_t status;
     struct sockaddr_un addr;
@@ -525,15 +578,17 @@ ushmem_status_t ushmemi_fd_get_socket(const char *job_id, int rank, pid_t pid, i
     double deadline = now_s() + (timeout_s > 0 ? timeout_s : 0);
     int sock;
 
-    status = socket_address(job_id, rank, &addr, &addr_len);
-    if (status != USHMEM_OK)
-        return status;
+    if (!ushmemi_fd_name_is_set(name)) {
+        ushmemi_error("fd passing: rank %d published no socket name", rank);
+        return USHMEM_ERR_FD_PASSING;
+    }
+    name_address(name, &addr, &addr_len);
     status = connect_retry(&addr, addr_len, rank, deadline, &sock);
     if (status != USHMEM_OK)
         return status;
 
-    /* The name is no secret: make sure the peer is the PE we expect before
-     * mapping what it hands us. */
+    /* Only the PE that published the name could bind it first, but check
+     * before mapping what the server hands us. */
     struct ucred cred;
     socklen_t len = sizeof(cred);
     if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {

@@ -1,7 +1,19 @@
 /* The ipc transport's connection phase: every PE exports its heap, the PEs
  * exchange one fixed-size card each, and every PE maps the heap of each peer
  * on its node through a copy of the peer's fd. It owns the mappings it makes
- * until ushmemi_ipc_disconnect. */
+ * until ushmemi_ipc_disconnect.
+ *
+ * How the fds move (USHMEM_FD_PASSING):
+ * - pidfd: pidfd_getfd from the pid and fd number in the card; no socket.
+ * - socket: every PE binds a randomly named fd server before the card
+ *   exchange and publishes the name in its card, so it is listening before
+ *   anyone can know where to connect.
+ * - auto: pidfd first, with no socket at all. Then one small exchange says
+ *   whether some PE had pidfd refused (ptrace permission); only then do its
+ *   node's PEs start servers and exchange their names, and that PE fetches
+ *   over the sockets what pidfd could not take.
+ * Every PE makes the same sequence of exchanges, decided from what all of
+ * them see, so that none waits in an exchange the others skip. */
 #include "transport.h"
 
 #include <assert.h>
@@ -19,58 +31,22 @@ struct ipc_card {
     uint64_t node_hash;
     uint64_t heap_size;
     uint8_t handle_data[sizeof(((struct ushmemi_ipc_handle *)0)->data)];
-    struct ushmemi_device_id id; /* for the peer-access probe before mapping */
+    struct ushmemi_device_id id;   /* for the peer-access probe before mapping */
+    struct ushmemi_fd_name server; /* socket mode: where this PE serves its fd */
+    uint32_t fd_method;            /* must agree: it decides the exchanges that follow */
+    uint32_t reserved;
 };
-static_assert(sizeof(struct ipc_card) == 136, "ipc card layout changed");
+static_assert(sizeof(struct ipc_card) == 160, "ipc card layout changed");
 
-struct fetch_state {
-    enum ushmemi_fd_method method; /* becomes SOCKET once auto has fallen back */
-    const struct ushmemi_oob *oob;
-    int timeout_s;
-};
+static const char *method_name(uint32_t method)
+{
+    return method == USHMEMI_FD_PIDFD ? "pidfd" : method == USHMEMI_FD_SOCKET ? "socket" : "auto";
+}
 
 static const char *method_why(enum ushmemi_fd_method method)
 {
     return method == USHMEMI_FD_SOCKET ? "same node: heap mapped through an fd passed over a socket"
                                        : "same node: heap mapped through an fd taken with pidfd_getfd";
-}
-
-/* Gets this process's copy of peer `pe`'s heap fd; *used_p says how. */
-static ushmem_status_t fetch_fd(struct fetch_state *st, int pe, const struct ipc_card *card,
-                                int *fd_p, enum ushmemi_fd_method *used_p)
-{
-    ushmem_status_t status;
-
-    if (st->method != USHMEMI_FD_SOCKET) {
-        status = ushmemi_fd_get_pidfd((pid_t)card->pid, card->fd, fd_p);
-        int err = errno;
-        if (status == USHMEM_OK) {
-            *used_p = USHMEMI_FD_PIDFD;
-            return USHMEM_OK;
-        }
-        bool refused = status == USHMEM_ERR_PERMISSION || status == USHMEM_ERR_UNSUPPORTED;
-        if (st->method == USHMEMI_FD_PIDFD || !refused) {
-            ushmemi_error("ushmemi_ipc_connect: PE %d cannot take PE %d's heap fd %d (pid %d) with "
-                          "pidfd_getfd: %s (errno %d, %s)%s", st->oob->rank, pe, (int)card->fd,
-                          (int)card->pid, strerror(err), err, ushmemi_status_name(status),
-                          st->method == USHMEMI_FD_PIDFD ? "; USHMEM_FD_PASSING=socket may work" : "");
-            return status;
-        }
-        /* Ptrace permission (Yama, containers) commonly forbids pidfd_getfd;
-         * the socket needs none, so switch for the remaining peers too. */
-        ushmemi_debug("ushmemi_ipc_connect: pidfd_getfd refused for PE %d (%s); using the socket "
-                      "for fd passing from now on", pe, strerror(err));
-        st->method = USHMEMI_FD_SOCKET;
-    }
-
-    status = ushmemi_fd_get_socket(st->oob->job_id, pe, (pid_t)card->pid, st->timeout_s, fd_p);
-    if (status != USHMEM_OK) {
-        ushmemi_error("ushmemi_ipc_connect: PE %d could not receive PE %d's heap fd over its "
-                      "socket: %s", st->oob->rank, pe, ushmemi_status_string(status));
-        return status;
-    }
-    *used_p = USHMEMI_FD_SOCKET;
-    return USHMEM_OK;
 }
 
 static void unmap_peers(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
@@ -85,26 +61,201 @@ static void unmap_peers(const struct ushmemi_device_ops *ops, struct ushmemi_dev
     }
 }
 
-/* Tells our fd server the pids of the other PEs on this node: the socket's
- * name is predictable, and only they may have our heap. */
-static ushmem_status_t allow_local_peers(struct ushmemi_fd_server *server,
-                                         const struct ushmemi_oob *oob,
-                                         const struct ipc_card *cards, uint64_t node_hash)
+/* What one connection needs at hand while it maps peers. */
+struct connect_state {
+    const struct ushmemi_oob *oob;
+    const struct ushmemi_device_ops *ops;
+    struct ushmemi_device *dev;
+    const struct ushmemi_ipc_config *config;
+    const struct ipc_card *cards;
+    struct ushmemi_peer *peers;
+    uint64_t node_hash; /* this PE's */
+};
+
+/* The pids of the other PEs on this node, those with want[pe] set (all of
+ * them when want is NULL): only they may have our fd. */
+static ushmem_status_t local_pids(const struct connect_state *cs, const uint32_t *want,
+                                  pid_t **pids_p, int *npids_p)
 {
-    ushmem_status_t status;
-    int npids = 0;
+    const struct ushmemi_oob *oob = cs->oob;
     pid_t *pids = malloc((size_t)oob->size * sizeof(*pids));
+    int npids = 0;
 
     if (pids == NULL) {
         ushmemi_error("ushmemi_ipc_connect: PE %d cannot allocate %d pids", oob->rank, oob->size);
         return USHMEM_ERR_NO_MEMORY;
     }
     for (int pe = 0; pe < oob->size; pe++)
-        if (pe != oob->rank && cards[pe].node_hash == node_hash)
-            pids[npids++] = (pid_t)cards[pe].pid;
-    status = ushmemi_fd_server_allow(server, pids, npids);
-    free(pids);
+        if (pe != oob->rank && cs->cards[pe].node_hash == cs->node_hash &&
+            (want == NULL || want[pe] != 0))
+            pids[npids++] = (pid_t)cs->cards[pe].pid;
+    *pids_p = pids;
+    *npids_p = npids;
+    return USHMEM_OK;
+}
+
+/* Maps peer `pe`'s segment from this process's copy of its fd (consumed). */
+static ushmem_status_t import_peer(struct connect_state *cs, int pe, int fd,
+                                   enum ushmemi_fd_method used)
+{
+    const struct ipc_card *card = &cs->cards[pe];
+    struct ushmemi_ipc_handle peer_handle = {.fd = fd, .size = card->heap_size};
+    void *base;
+
+    memcpy(peer_handle.data, card->handle_data, sizeof(peer_handle.data));
+    ushmem_status_t status = cs->ops->import_mem(cs->dev, &peer_handle, fd, &base);
+    if (status != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_connect: PE %d cannot map PE %d's heap: %s", cs->oob->rank, pe,
+                      ushmemi_status_string(status));
+        return status;
+    }
+    cs->peers[pe].base = base;
+    cs->peers[pe].map_why = method_why(used);
+    return USHMEM_OK;
+}
+
+/* Takes peer `pe`'s fd with pidfd_getfd and maps it. In auto mode a refusal
+ * (ptrace permission, which Yama and containers commonly withhold, or no
+ * pidfd_getfd at all) is no error: *refused_p is set, and the fd comes over
+ * a socket in auto_fallback. */
+static ushmem_status_t map_by_pidfd(struct connect_state *cs, int pe, bool *refused_p)
+{
+    const struct ipc_card *card = &cs->cards[pe];
+    enum ushmemi_fd_method method = cs->config->fd_method;
+    int fd;
+
+    ushmem_status_t status = ushmemi_fd_get_pidfd((pid_t)card->pid, card->fd, &fd);
+    int err = errno;
+    if (status == USHMEM_OK)
+        return import_peer(cs, pe, fd, USHMEMI_FD_PIDFD);
+    bool refused = status == USHMEM_ERR_PERMISSION || status == USHMEM_ERR_UNSUPPORTED;
+    if (method == USHMEMI_FD_AUTO && refused) {
+        ushmemi_debug("ushmemi_ipc_connect: pidfd_getfd refused for PE %d (%s); its fd will "
+                      "come over a socket", pe, strerror(err));
+        *refused_p = true;
+        return USHMEM_OK;
+    }
+    ushmemi_error("ushmemi_ipc_connect: PE %d cannot take PE %d's heap fd %d (pid %d) with "
+                  "pidfd_getfd: %s (errno %d, %s)%s", cs->oob->rank, pe, (int)card->fd,
+                  (int)card->pid, strerror(err), err, ushmemi_status_name(status),
+                  method == USHMEMI_FD_PIDFD ? "; USHMEM_FD_PASSING=socket may work" : "");
     return status;
+}
+
+static ushmem_status_t map_by_socket(struct connect_state *cs, int pe,
+                                     const struct ushmemi_fd_name *name)
+{
+    int fd;
+    ushmem_status_t status = ushmemi_fd_get_socket(name, pe, (pid_t)cs->cards[pe].pid,
+                                                   cs->config->timeout_s, &fd);
+    if (status != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_connect: PE %d could not receive PE %d's heap fd over its "
+                      "socket: %s", cs->oob->rank, pe, ushmemi_status_string(status));
+        return status;
+    }
+    return import_peer(cs, pe, fd, USHMEMI_FD_SOCKET);
+}
+
+static ushmem_status_t closing_barrier(const struct ushmemi_oob *oob)
+{
+    ushmem_status_t status = oob->barrier(oob->ctx);
+    if (status != USHMEM_OK)
+        ushmemi_error("ushmemi_ipc_connect: PE %d: barrier after mapping failed: %s", oob->rank,
+                      ushmemi_status_string(status));
+    return status;
+}
+
+/* Auto mode, once pidfd has been tried on every local peer: one exchange
+ * says which PEs had it refused. Where none did (the common case) that is
+ * all, and no socket was ever opened. Otherwise every PE with such a PE on
+ * its node starts a server that serves only those PEs, a second exchange
+ * publishes the servers' names, and the refused PEs fetch over them.
+ * *server_p receives the server, for the caller to stop. */
+static ushmem_status_t auto_fallback(struct connect_state *cs, int my_fd, const bool *refused,
+                                     struct ushmemi_fd_server **server_p)
+{
+    const struct ushmemi_oob *oob = cs->oob;
+    ushmem_status_t status = USHMEM_ERR_NO_MEMORY;
+    uint32_t need = 0;
+    uint32_t *needs = calloc((size_t)oob->size, sizeof(*needs));
+    struct ushmemi_fd_name my_name, *names = calloc((size_t)oob->size, sizeof(*names));
+    pid_t *pids = NULL;
+    int npids;
+
+    if (needs == NULL || names == NULL) {
+        ushmemi_error("ushmemi_ipc_connect: PE %d cannot allocate the fallback tables of %d PEs",
+                      oob->rank, oob->size);
+        goto free_tables;
+    }
+    for (int pe = 0; pe < oob->size; pe++)
+        need |= refused[pe];
+    status = oob->allgather(oob->ctx, &need, needs, sizeof(need));
+    if (status != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_connect: PE %d: exchange of pidfd refusals failed: %s",
+                      oob->rank, ushmemi_status_string(status));
+        goto free_tables;
+    }
+    bool anyone = false;
+    for (int pe = 0; pe < oob->size; pe++)
+        anyone |= needs[pe] != 0;
+    if (!anyone)
+        goto free_tables; /* the exchange was also the closing barrier */
+
+    status = local_pids(cs, needs, &pids, &npids);
+    if (status != USHMEM_OK)
+        goto free_tables;
+    memset(&my_name, 0, sizeof(my_name));
+    if (npids > 0) {
+        status = ushmemi_fd_server_start(oob->rank, my_fd, npids, pids, npids, &my_name,
+                                         server_p);
+        if (status != USHMEM_OK)
+            goto free_pids;
+    }
+    status = oob->allgather(oob->ctx, &my_name, names, sizeof(my_name));
+    if (status != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_connect: PE %d: exchange of fd server names failed: %s",
+                      oob->rank, ushmemi_status_string(status));
+        goto free_pids;
+    }
+    for (int pe = 0; pe < oob->size; pe++) {
+        if (!refused[pe])
+            continue;
+        status = map_by_socket(cs, pe, &names[pe]);
+        if (status != USHMEM_OK)
+            goto free_pids;
+    }
+    /* No server may stop before every local peer has taken its fd. */
+    status = closing_barrier(oob);
+
+free_pids:
+    free(pids);
+free_tables:
+    free(names);
+    free(needs);
+    return status;
+}
+
+/* Every PE sees the same cards, so all of them fail here together. */
+static ushmem_status_t check_cards(const struct ushmemi_oob *oob, const struct ipc_card *cards,
+                                   size_t heap_size, const char *segment, bool same_executable)
+{
+    for (int pe = 0; pe < oob->size; pe++) {
+        if (cards[pe].fd_method != cards[0].fd_method) {
+            ushmemi_error("ushmemi_ipc_connect: USHMEM_FD_PASSING is %s on PE 0 but %s on PE %d; "
+                          "it must be the same on every PE", method_name(cards[0].fd_method),
+                          method_name(cards[pe].fd_method), pe);
+            return USHMEM_ERR_INVALID_PARAM;
+        }
+        if (cards[pe].heap_size != heap_size) {
+            ushmemi_error("ushmemi_ipc_connect: PE %d has a %llu-byte %s but PE %d has %zu bytes; %s",
+                          pe, (unsigned long long)cards[pe].heap_size, segment, oob->rank,
+                          heap_size,
+                          same_executable ? "every PE must run the same executable"
+                                          : "SHMEM_SYMMETRIC_SIZE must be the same on every PE");
+            return USHMEM_ERR_INVALID_PARAM;
+        }
+    }
+    return USHMEM_OK;
 }
 
 ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
@@ -117,7 +268,9 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
     struct ushmemi_device_id id;
     struct ushmemi_fd_server *server = NULL;
     struct ipc_card mine, *cards;
+    bool *refused;
     const int nranks = oob->size;
+    const enum ushmemi_fd_method method = config->fd_method;
     const char *segment = config->segment ? config->segment : "symmetric heap";
 
     for (int pe = 0; pe < nranks; pe++)
@@ -132,28 +285,30 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
         return status;
 
     cards = calloc((size_t)nranks, sizeof(*cards));
-    if (cards == NULL) {
+    refused = calloc((size_t)nranks, sizeof(*refused));
+    if (cards == NULL || refused == NULL) {
         ushmemi_error("ushmemi_ipc_connect: PE %d cannot allocate %d cards", oob->rank, nranks);
-        return USHMEM_ERR_NO_MEMORY;
-    }
-
-    /* In socket mode every local PE both serves and fetches, so the server
-     * must be listening before anyone can leave the allgather. Who may fetch
-     * is known only from the cards: until then the server keeps clients
-     * waiting (see allow_local_peers). */
-    if (config->fd_method != USHMEMI_FD_PIDFD && oob->local_size > 1) {
-        status = ushmemi_fd_server_start(oob->job_id, oob->rank, handle.fd, oob->local_size - 1,
-                                         NULL, 0, &server);
-        if (status != USHMEM_OK)
-            goto free_cards;
+        status = USHMEM_ERR_NO_MEMORY;
+        goto free_cards;
     }
 
     memset(&mine, 0, sizeof(mine));
+    /* In socket mode every local PE both serves and fetches: the server is
+     * listening under its fresh name before the card carries that name to
+     * anyone. Who may fetch is known only from the cards: until then the
+     * server keeps clients waiting (see ushmemi_fd_server_allow). */
+    if (method == USHMEMI_FD_SOCKET && oob->local_size > 1) {
+        status = ushmemi_fd_server_start(oob->rank, handle.fd, oob->local_size - 1, NULL, 0,
+                                         &mine.server, &server);
+        if (status != USHMEM_OK)
+            goto free_cards;
+    }
     mine.pid = (int32_t)getpid();
     mine.fd = handle.fd;
     mine.node_hash = id.node_hash;
     mine.heap_size = heap_size;
     mine.id = id;
+    mine.fd_method = (uint32_t)method;
     memcpy(mine.handle_data, handle.data, sizeof(mine.handle_data));
     status = oob->allgather(oob->ctx, &mine, cards, sizeof(mine));
     if (status != USHMEM_OK) {
@@ -161,26 +316,24 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
                       ushmemi_status_string(status));
         goto stop_server;
     }
+
+    struct connect_state cs = {.oob = oob, .ops = ops, .dev = dev, .config = config,
+                               .cards = cards, .peers = peers, .node_hash = id.node_hash};
     if (server != NULL) {
-        status = allow_local_peers(server, oob, cards, id.node_hash);
+        pid_t *pids;
+        int npids;
+        status = local_pids(&cs, NULL, &pids, &npids);
+        if (status != USHMEM_OK)
+            goto stop_server;
+        status = ushmemi_fd_server_allow(server, pids, npids);
+        free(pids);
         if (status != USHMEM_OK)
             goto stop_server;
     }
+    status = check_cards(oob, cards, heap_size, segment, config->segment != NULL);
+    if (status != USHMEM_OK)
+        goto stop_server;
 
-    /* Every PE sees the same cards, so all of them fail here together. */
-    for (int pe = 0; pe < nranks; pe++) {
-        if (cards[pe].heap_size != heap_size) {
-            ushmemi_error("ushmemi_ipc_connect: PE %d has a %llu-byte %s but PE %d has %zu bytes; %s",
-                          pe, (unsigned long long)cards[pe].heap_size, segment, oob->rank,
-                          heap_size,
-                          config->segment ? "every PE must run the same executable"
-                                          : "SHMEM_SYMMETRIC_SIZE must be the same on every PE");
-            status = USHMEM_ERR_INVALID_PARAM;
-            goto stop_server;
-        }
-    }
-
-    struct fetch_state st = {.method = config->fd_method, .oob = oob, .timeout_s = config->timeout_s};
     for (int pe = 0; pe < nranks; pe++) {
         struct ushmemi_peer *peer = &peers[pe];
         peer->pid = (pid_t)cards[pe].pid;
@@ -210,35 +363,24 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
                             "the two devices";
             continue;
         }
-
-        int fd;
-        enum ushmemi_fd_method used;
-        status = fetch_fd(&st, pe, &cards[pe], &fd, &used);
+        if (method == USHMEMI_FD_SOCKET)
+            status = map_by_socket(&cs, pe, &cards[pe].server);
+        else
+            status = map_by_pidfd(&cs, pe, &refused[pe]);
         if (status != USHMEM_OK)
             goto unmap;
-        struct ushmemi_ipc_handle peer_handle = {.fd = fd, .size = cards[pe].heap_size};
-        memcpy(peer_handle.data, cards[pe].handle_data, sizeof(peer_handle.data));
-        void *base;
-        status = ops->import_mem(dev, &peer_handle, fd, &base); /* consumes fd */
-        if (status != USHMEM_OK) {
-            ushmemi_error("ushmemi_ipc_connect: PE %d cannot map PE %d's heap: %s", oob->rank, pe,
-                          ushmemi_status_string(status));
-            goto unmap;
-        }
-        peer->base = base;
-        peer->map_why = method_why(used);
     }
 
-    /* No server may stop before every local peer has taken its fd. */
-    status = oob->barrier(oob->ctx);
-    if (status != USHMEM_OK) {
-        ushmemi_error("ushmemi_ipc_connect: PE %d: barrier after mapping failed: %s", oob->rank,
-                      ushmemi_status_string(status));
+    if (method == USHMEMI_FD_AUTO)
+        status = auto_fallback(&cs, handle.fd, refused, &server);
+    else
+        status = closing_barrier(oob); /* no server may stop before its peers have the fd */
+    if (status != USHMEM_OK)
         goto unmap;
-    }
-    /* After the barrier nobody is left to serve; in auto mode peers that used
-     * pidfd never connect, so a short count is expected here. */
+    /* After the barrier nobody is left to serve; peers that had no need of
+     * a server never connect, so a short count is expected here. */
     ushmemi_fd_server_stop(server, 0);
+    free(refused);
     free(cards);
     return USHMEM_OK;
 
@@ -247,6 +389,7 @@ unmap:
 stop_server:
     ushmemi_fd_server_stop(server, 0);
 free_cards:
+    free(refused);
     free(cards);
     return status;
 }

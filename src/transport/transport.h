@@ -19,7 +19,8 @@ struct ushmemi_oob {
     /* On the machine, where helper threads are placed (threads.h): the
      * same as local_* unless USHMEM_SIM_NODES splits the machine. */
     int host_local_rank, host_local_size;
-    const char *job_id; /* unique per job, printable, short */
+    const char *job_id; /* unique per job, printable, short; for messages only: it is
+                         * guessable, so nothing another user could squat is named after it */
     void *ctx;
     /* Every PE contributes len bytes; all_p receives size * len bytes in rank order. */
     ushmem_status_t (*allgather)(void *ctx, const void *mine, void *all, size_t len);
@@ -80,14 +81,24 @@ void ushmemi_ipc_disconnect(const struct ushmemi_device_ops *ops, struct ushmemi
 /* Takes a copy of fd `remote_fd` from process `pid` with pidfd_getfd. */
 ushmem_status_t ushmemi_fd_get_pidfd(pid_t pid, int remote_fd, int *fd_p);
 
+/* The name of an fd server's abstract socket: a random token, drawn when the
+ * server binds it and published to the peers through the out-of-band
+ * exchange. All zeros: no server. */
+struct ushmemi_fd_name {
+    uint8_t token[16];
+};
+bool ushmemi_fd_name_is_set(const struct ushmemi_fd_name *name);
+
 struct ushmemi_fd_server;
-/* Listens on the abstract socket "ushmem-<job>-<rank>" and serves `fd` to up
- * to `expected` clients whose SO_PEERCRED uid matches ours and whose pid is in
- * allowed_pids; other clients are closed without the fd and do not count.
- * allowed_pids NULL: the list is not known yet, and clients wait until
- * ushmemi_fd_server_allow gives it. Serving happens on a thread. */
-ushmem_status_t ushmemi_fd_server_start(const char *job_id, int rank, int fd, int expected,
-                                        const pid_t *allowed_pids, int npids,
+/* Listens on the abstract socket "ushmem-<random token>", drawing another
+ * token while a name is taken, and serves `fd` to up to `expected` clients
+ * whose SO_PEERCRED uid matches ours and whose pid is in allowed_pids; other
+ * clients are closed without the fd and do not count. allowed_pids NULL: the
+ * list is not known yet, and clients wait in the backlog until
+ * ushmemi_fd_server_allow gives it. Serving happens on a thread. *name_p
+ * receives the name, which the clients need. */
+ushmem_status_t ushmemi_fd_server_start(int rank, int fd, int expected, const pid_t *allowed_pids,
+                                        int npids, struct ushmemi_fd_name *name_p,
                                         struct ushmemi_fd_server **server_p);
 /* Sets (or replaces) the pids the server may serve, copying the list, and
  * releases the clients waiting for it. */
@@ -95,10 +106,10 @@ ushmem_status_t ushmemi_fd_server_allow(struct ushmemi_fd_server *server, const 
                                         int npids);
 /* Waits for the serving thread (up to timeout_s) and releases everything. */
 ushmem_status_t ushmemi_fd_server_stop(struct ushmemi_fd_server *server, int timeout_s);
-/* Connects to "ushmem-<job>-<rank>", checks that the server is `pid`, and
- * receives the fd. Retries until timeout_s. */
-ushmem_status_t ushmemi_fd_get_socket(const char *job_id, int rank, pid_t pid, int timeout_s,
-                                      int *fd_p);
+/* Connects to the server of `rank` named `name`, checks that the server is
+ * `pid`, and receives the fd. Retries until timeout_s. */
+ushmem_status_t ushmemi_fd_get_socket(const struct ushmemi_fd_name *name, int rank, pid_t pid,
+                                      int timeout_s, int *fd_p);
 
 /* "none", "self", "direct", "proxy/ofi", "staged", "host-sync" */
 const char *ushmemi_route_name(enum ushmemi_route route);

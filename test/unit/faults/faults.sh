@@ -12,7 +12,9 @@
 # faults.sh fd-refused OSHRUN USHMEM_INFO MPE_MATRIX NOPIDFD_SO
 #   pidfd_getfd fails with EPERM in every PE (nopidfd.c, preloaded): the
 #   default fd passing falls back to the socket and the job works; with
-#   USHMEM_FD_PASSING=pidfd init fails and says what to set.
+#   USHMEM_FD_PASSING=pidfd init fails and says what to set. Where pidfd
+#   works, the default opens no fd server (its debug line says when one
+#   listens).
 set -u
 
 fail() { echo "faults.sh: $*" >&2; exit 1; }
@@ -62,15 +64,21 @@ fd-refused)
     oshrun=$2 info=$3 matrix=$4 so=$5
     base=(env TMPDIR="$work/tmp" SHMEM_SYMMETRIC_SIZE=16M)
     # Without the filter pidfd_getfd works here, or this test proves nothing.
-    run "${base[@]}" "$oshrun" --timeout 30 -n 2 "$info" --topology
+    listening="DEBUG: fd server of rank [0-9]+: listening on '@ushmem-[0-9a-f]{32}'"
+    run "${base[@]}" USHMEM_LOG_LEVEL=debug "$oshrun" --timeout 30 -n 2 "$info" --topology
     [ "$code" -eq 0 ] || fail "ushmem_info --topology: exit status $code"
     printf '%s\n' "$out" | grep -q "heap mapped through an fd taken with pidfd_getfd" ||
         fail "pidfd_getfd is not used on this machine even without the filter"
-    run "${base[@]}" LD_PRELOAD="$so" "$oshrun" --timeout 30 -n 2 "$info" --topology
+    ! printf '%s\n' "$out" | grep -Eq "$listening" ||
+        fail "auto mode opened an fd server although pidfd_getfd works"
+    run "${base[@]}" USHMEM_LOG_LEVEL=debug LD_PRELOAD="$so" "$oshrun" --timeout 30 -n 2 "$info" \
+        --topology
     [ "$code" -eq 0 ] || fail "ushmem_info --topology with pidfd_getfd refused: exit status $code"
     printf '%s\n' "$out" | grep -q "heap mapped through an fd passed over a socket" ||
         fail "the heap was not passed over the socket"
     ! printf '%s\n' "$out" | grep -q "taken with pidfd_getfd" || fail "pidfd_getfd still used"
+    printf '%s\n' "$out" | grep -Eq "$listening" ||
+        fail "no fd server said it was listening in auto's fallback (has its debug line changed?)"
     run "${base[@]}" LD_PRELOAD="$so" "$oshrun" --timeout 30 -n 3 "$matrix" \
         rma=sd amo=sd signal=sd sync=sd
     [ "$code" -eq 0 ] || fail "the workload failed with pidfd_getfd refused: exit status $code"
