@@ -6,7 +6,7 @@
 # and the targets.
 #
 # Usage, from anywhere (it works from the repository root):
-#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy] \
+#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy,fabric] \
 #       scripts/gpu_bench.sh [OUT_DIR]          (default $BUILD_DIR/bench)
 #
 # BUILD_DIR  a built meson tree of ushmem with the cuda backend: tools/oshrun,
@@ -14,11 +14,15 @@
 #            called with ushmem's include and library directories).
 # NPES       PEs (and ranks) per job, default 2.
 # QUICK=1    fewer sizes and iterations.
-# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy to run
-#            (comma list); default all but get. ceiling: test/perf/cuda/
+# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, fabric
+#            to run (comma list); default all but get. ceiling: test/perf/cuda/
 #            nvlink_ceiling, what the link between GPUs 0 and 1 carries with
 #            no library (needs 2 GPUs); proxy: ushmem's put bandwidth and
-#            latencies with USHMEM_DEVICE_ROUTE=proxy, against its direct road.
+#            latencies with USHMEM_DEVICE_ROUTE=proxy, against its direct road;
+#            fabric: the same over libfabric with the heap registered as GPU
+#            memory (USHMEM_IPC=0, FI_PROVIDER=shm, FI_HMEM), when the
+#            libfabric the build loads registers CUDA memory (ushmem_info
+#            says so; scripts/build-libfabric.sh builds one).
 #
 # NVSHMEM comes from the Python package nvidia-nvshmem (nvidia.nvshmem) and
 # is started through Open MPI; NCCL from PyTorch through torchrun. Either
@@ -37,7 +41,7 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 npes=${NPES:-2}
 quick=${QUICK:-0}
-parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy},
+parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy,fabric},
 budget=${BENCH_BUDGET_S:-450}
 bin=$out/bin
 csvdir=$out/csv
@@ -128,8 +132,8 @@ fi
 
 # ---- build, every program for both libraries at once ----
 progs=()
-{ want put || want get || want proxy; } && progs+=(dev_put_bw)
-{ want latency || want proxy; } && progs+=(dev_latency)
+{ want put || want get || want proxy || want fabric; } && progs+=(dev_put_bw)
+{ want latency || want proxy || want fabric; } && progs+=(dev_latency)
 want alltoall && progs+=(dev_alltoall)
 
 build_ushmem() {
@@ -255,6 +259,30 @@ if want proxy && [ $have_ushmem = 1 ]; then
         to_csv "$out/dev_latency_proxy.txt" dev_latency ushmem ushmem-proxy
     fi
 fi
+# ushmem over libfabric with FI_HMEM: every peer as if on another node, the
+# heap registered as CUDA memory with the shm provider, device calls through
+# the proxy to libfabric. Only where the build's libfabric can register it.
+if want fabric && [ $have_ushmem = 1 ]; then
+    if "$build/tools/ushmem_info" 2>/dev/null | grep -q 'GPU memory it registers here: cuda'; then
+        fab=(env USHMEM_IPC=0 FI_PROVIDER=shm)
+        if [ -x "$bin/dev_put_bw_ushmem" ]; then
+            run_ushmem "$out/dev_put_bw_block_fabric.txt" 90 1G "${fab[@]}" \
+                "$bin/dev_put_bw_ushmem" --scope block --blocks 32 --threads 1024 \
+                --min-size 64K --max-size 64M --iters 10 ||
+                say "dev_put_bw over libfabric exited $?: see dev_put_bw_block_fabric.txt"
+            to_csv "$out/dev_put_bw_block_fabric.txt" dev_put_bw_block ushmem ushmem-fabric
+        fi
+        if [ -x "$bin/dev_latency_ushmem" ]; then
+            run_ushmem "$out/dev_latency_fabric.txt" 90 512M "${fab[@]}" \
+                "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier --iters 100 ||
+                say "dev_latency over libfabric exited $?: see dev_latency_fabric.txt"
+            to_csv "$out/dev_latency_fabric.txt" dev_latency ushmem ushmem-fabric
+        fi
+    else
+        say "fabric: the libfabric this build loads does not register CUDA memory" \
+            "(ushmem_info); build one with scripts/build-libfabric.sh: skipped"
+    fi
+fi
 # What the link carries with no library at all.
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 if want ceiling && [ "$ngpus" -ge 2 ]; then
@@ -342,15 +370,18 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
     say "device benchmarks, $npes PEs, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
     printf '%-48s | %9s | %12s | %5s | %6s | %s\n' metric ushmem "NVSHMEM/NCCL" ratio target "met?"
     printf '%s\n' "${rows[@]}"
-    if want proxy; then
+    if want proxy || want fabric; then
         say ""
-        say "ushmem with every device call through the proxy (USHMEM_DEVICE_ROUTE=proxy), against its direct road"
-        printf '%-48s | %9s | %9s\n' metric proxy direct
-        printf '%-48s | %9s | %9s\n' "put bw 64 MiB, block, 32x1024 (GB/s)" \
-            "$(val dev_put_bw_block ushmem-proxy $mib64)" "$(val dev_put_bw_block ushmem $mib64)"
+        say "ushmem's roads: direct, every device call through the proxy on the mapped heaps" \
+            "(USHMEM_DEVICE_ROUTE=proxy), and over libfabric with FI_HMEM (USHMEM_IPC=0, shm)"
+        printf '%-48s | %9s | %9s | %9s\n' metric direct proxy libfabric
+        printf '%-48s | %9s | %9s | %9s\n' "put bw 64 MiB, block, 32x1024 (GB/s)" \
+            "$(val dev_put_bw_block ushmem $mib64)" "$(val dev_put_bw_block ushmem-proxy $mib64)" \
+            "$(val dev_put_bw_block ushmem-fabric $mib64)"
         for op in p g fadd signal barrier; do
-            printf '%-48s | %9s | %9s\n' "dev_latency $op (us)" \
-                "$(val dev_latency ushmem-proxy $op)" "$(val dev_latency ushmem $op)"
+            printf '%-48s | %9s | %9s | %9s\n' "dev_latency $op (us)" \
+                "$(val dev_latency ushmem $op)" "$(val dev_latency ushmem-proxy $op)" \
+                "$(val dev_latency ushmem-fabric $op)"
         done
     fi
 } | tee "$out/summary.txt"

@@ -13,11 +13,15 @@
 #        (LOG_DIR defaults to $BUILD_DIR/logs)
 #
 # The machine needs gcc, meson, ninja, pkg-config, PMIx with headers and the
-# CUDA toolkit headers. Check and libfabric's headers come as Debian packages
-# in .deb/ (check, libsubunit-dev, libsubunit0, libfabric-dev, fetched
-# beforehand with `apt-get download`), unpacked into the build folder; the
-# machine's own libfabric.so.1 is linked. Without the headers, ofi is left
-# out of the build and the fabric checks are skipped.
+# CUDA toolkit headers. Check comes as Debian packages in .deb/ (check,
+# libsubunit-dev, libsubunit0, fetched beforehand with `apt-get download`),
+# unpacked into the build folder. libfabric: the vendored release
+# (.vendor/libfabric-*.tar.gz, or ../shared/vendor/) is built with CUDA into
+# $BUILD_DIR/libfabric by scripts/build-libfabric.sh, so that the heap can be
+# registered as GPU memory (FI_HMEM); without the tarball, libfabric-dev from
+# .deb gives the headers and the machine's own libfabric.so.1 (1.17, no
+# GPU-RMA) is loaded. Without either, ofi is left out of the build and the
+# fabric checks are skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$PWD
@@ -94,16 +98,33 @@ if [ -z "${CUDA_PATH:-}" ] && command -v nvcc >/dev/null; then
 fi
 say "CUDA_PATH=${CUDA_PATH:-unset}"
 
-section "build"
-tests_opt=enabled
-[ $have_check = 1 ] || tests_opt=disabled
+section "libfabric"
 ofi_opt=disabled
+have_hmem=0
+tarball=$(ls .vendor/libfabric-*.tar.gz ../shared/vendor/libfabric-*.tar.gz 2>/dev/null | head -1)
+if [ -n "$tarball" ]; then
+    say "\$ scripts/build-libfabric.sh $build/libfabric ($tarball)"
+    if LIBFABRIC_TARBALL=$root/$tarball timeout 600 bash scripts/build-libfabric.sh \
+        "$root/$build/libfabric" >"$logs/libfabric.txt" 2>&1; then
+        tail -n 3 "$logs/libfabric.txt" | tee -a "$log"
+        export PKG_CONFIG_PATH=$root/$build/libfabric/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+        ofi_opt=enabled
+        record "vendored libfabric built ($(head -1 "$logs/libfabric.txt" | sed 's/.*CUDA: //'))" PASS
+    else
+        tail -n 20 "$logs/libfabric.txt" | tee -a "$log"
+        record "vendored libfabric built" FAIL
+    fi
+fi
 fabric_so=$(ldconfig -p | awk '/libfabric\.so\.1 .*x86-64/ {print $NF; exit}')
-if [ -n "$fabric_so" ] && [ -f "$deps/usr/include/rdma/fabric.h" ]; then
+if [ $ofi_opt = disabled ] && [ -n "$fabric_so" ] && [ -f "$deps/usr/include/rdma/fabric.h" ]; then
     ln -sf "$fabric_so" "$deps/usr/lib/x86_64-linux-gnu/libfabric.so"
     rm -f "$deps/usr/lib/x86_64-linux-gnu/libfabric.a"
     ofi_opt=enabled
 fi
+
+section "build"
+tests_opt=enabled
+[ $have_check = 1 ] || tests_opt=disabled
 setup=(setup)
 [ -f "$build/build.ninja" ] && setup=(setup --reconfigure)
 run $meson "${setup[@]}" "$build" -Dofi=$ofi_opt -Dze=disabled -Dcuda=enabled \
@@ -149,6 +170,11 @@ run_to "$logs/info.txt" "$info"
 sed -n '1,8p' "$logs/info.txt" | tee -a "$log"
 grep -q '^  cuda   available' "$logs/info.txt" && record "ushmem_info: cuda backend available" PASS ||
     record "ushmem_info: cuda backend available" FAIL
+grep -E '^         (libfabric|providers|FI_HMEM)' "$logs/info.txt" | tee -a "$log"
+if grep -q 'GPU memory it registers here: cuda' "$logs/info.txt"; then
+    have_hmem=1
+    record "ushmem_info: libfabric registers CUDA memory (FI_HMEM)" PASS
+fi
 
 section "oshrun -n 2 ushmem_info --topology"
 if [ "$ngpus" -ge 2 ]; then
@@ -216,6 +242,26 @@ else
     record "fabric refusals (no libfabric headers in .deb)" SKIP
 fi
 
+# With a libfabric that registers CUDA memory: every peer as if on another
+# node (USHMEM_IPC=0, shm), the heap registered with FI_HMEM, no landing; and
+# simulated nodes, the direct road inside each and libfabric between.
+if [ $have_hmem = 1 ] && [ "$ngpus" -ge 2 ]; then
+    section "the heap over libfabric with FI_HMEM (USHMEM_IPC=0, FI_PROVIDER=shm)"
+    expect "--topology: the heap registered with FI_HMEM for every peer" 0 \
+        'PE 0 -> PE 1: .*fabric_hmem=yes heap_is_device=yes ipc_enabled=no' '' -- \
+        env USHMEM_IPC=0 FI_PROVIDER=shm "${oshrun[@]}" -n 2 "$info" --topology
+    expect "mpe_device_heap -n 2 over FI_HMEM" 0 'all checks passed' '' -- \
+        env USHMEM_IPC=0 FI_PROVIDER=shm "${oshrun[@]}" -n 2 "$prog"
+    expect "mpe_device_heap -n 4 over FI_HMEM (two PEs per GPU)" 0 'all checks passed' '' -- \
+        env USHMEM_IPC=0 FI_PROVIDER=shm "${oshrun[@]}" -n 4 "$prog" --devices="$ngpus"
+    section "simulated nodes: USHMEM_SIM_NODES=2, 4 PEs"
+    expect "--topology: PE 0 -> PE 2 across nodes, PE 0 -> PE 1 direct" 0 \
+        'PE 0 -> PE 2: same_node=no .*fabric_hmem=yes' '' -- \
+        env USHMEM_SIM_NODES=2 FI_PROVIDER=shm "${oshrun[@]}" -n 4 "$info" --topology
+    expect "mpe_device_heap -n 4 in 2 simulated nodes" 0 'all checks passed' '' -- \
+        env USHMEM_SIM_NODES=2 FI_PROVIDER=shm "${oshrun[@]}" -n 4 "$prog" --devices="$ngpus"
+fi
+
 section "host-API benchmarks on the cuda heap, 2 PEs on 2 GPUs"
 # Host-initiated RMA moves device memory with the copy engine; the tables
 # go to the log, the 8-byte latency and largest-size bandwidth to the summary.
@@ -279,6 +325,21 @@ if want device; then
                 env USHMEM_IPC=0 USHMEM_FABRIC_STAGING=1 FI_PROVIDER=tcp SHMEM_SYMMETRIC_SIZE=256M \
                 "${oshrun[@]}" -n 2 "$cuda/$p"
         done
+        # FI_HMEM: kernels' requests through the proxy to libfabric, which
+        # copies the GPU heaps itself; and simulated nodes, two per GPU pair.
+        # cu_on_stream is left out: stream-ordered calls reach mapped peers only.
+        if [ $have_hmem = 1 ]; then
+            for p in cu_device_api cu_device_coll readme_ring; do
+                expect "$p -n 2 (one GPU each), USHMEM_IPC=0 over FI_HMEM" 0 \
+                    'all checks passed|received every byte' '' -- \
+                    env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
+                    "${oshrun[@]}" -n 2 "$cuda/$p"
+                expect "$p -n 4, USHMEM_SIM_NODES=2 (libfabric between the nodes)" 0 \
+                    'all checks passed|received every byte' '' -- \
+                    env USHMEM_SIM_NODES=2 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
+                    "${oshrun[@]}" -n 4 "$cuda/$p"
+            done
+        fi
     else
         record "CUDA programs through the proxy and over landing, one GPU per PE" \
             "skipped (one GPU)"
