@@ -68,10 +68,15 @@ void ushmemi_topology_write(FILE *out)
         snprintf(node, sizeof(node), " (simulated node %d of %ld, local rank %d of %d)",
                  ushmemi_g.node, ushmemi_settings.sim_nodes, ushmemi_g.local_rank,
                  ushmemi_g.local_size);
+    /* A device heap the fabric reaches registered it as device memory. */
+    bool hmem = ushmemi_g.fabric != NULL && ushmemi_g.heap_is_device &&
+                !ushmemi_settings.fabric_staging;
     fprintf(out, "PE %d%s: backend %s, heap in %s memory, fabric %s%s\n", me, node,
             ushmemi_g.dev_ops->name, ushmemi_g.heap_is_device ? "device" : "host",
             ushmemi_g.fabric != NULL ? ushmemi_g.fabric_ops->name : "not opened",
-            landing ? " (peers' operations on the heap land through messages)" : "");
+            landing ? " (peers' operations on the heap land through messages)"
+            : hmem  ? " (the heap registered with it as device memory, FI_HMEM)"
+                    : "");
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
         const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
         if (ushmemi_g.pair_caps != NULL) {
