@@ -23,6 +23,9 @@
  *   early R          PE R exits 0 at once without PMIx_Finalize; the others
  *                    finalize after a moment and exit 0
  *   hang [R]         every PE (but R) waits for a signal; R finalizes and exits 0
+ *   fencewait R      every PE but R waits in a fence that R never joins; R
+ *                    waits for a signal (R is stuck in a collective that the
+ *                    others never called, and they wait in shmem_finalize)
  *   term             on SIGTERM a PE writes term.RANK and exits 0
  *   args ...         prints "RANK:" then its arguments, each in [brackets]
  * Exit status 10+ means the PE itself found something wrong. */
@@ -261,6 +264,10 @@ int main(int argc, char **argv)
         if (chosen)
             _exit((int)value);
         fence();
+        wait_for_signal();
+    } else if (strcmp(mode, "fencewait") == 0) {
+        if (!chosen)
+            fence();
         wait_for_signal();
     } else if (strcmp(mode, "affinity") == 0) {
         code = print_affinity();

@@ -235,6 +235,33 @@ timeout) # --timeout ends a hung job, naming the PEs still running
     expect_faster_than 4000
     expect_no_leftovers
     ;;
+fence-teardown) # fence-teardown [N]: the job ends (--timeout) while 3 of 4 PEs
+    # wait in a PMIx fence that PE 1 never joins; libpmix 4.2 then often
+    # hangs in PMIx_server_finalize, or crashes there. oshrun still exits 124
+    # within seconds and leaves nothing behind, N times in a row (default 8)
+    n=${1:-8}
+    reached=0
+    for i in $(seq "$n"); do
+        case_name="fence-teardown, run $i of $n"
+        rm -f "$scratch"/pid.* "$scratch"/ready.*
+        start=$(now_ms)
+        # A hung oshrun is killed (137) rather than holding the test.
+        timeout -s KILL 30 "$oshrun" --timeout 2 -n 4 "$pe" fencewait 1 \
+            >"$scratch/out" 2>"$scratch/err"
+        code=$?
+        elapsed=$(($(now_ms) - start))
+        expect_code 124
+        expect_err '^oshrun: timeout after 2 s'
+        expect_faster_than 12000
+        expect_no_leftovers
+        # Every PE passed the first fence: the others were in the second.
+        [ "$(ls "$scratch" | grep -c '^ready\.')" -eq 4 ] && reached=$((reached + 1))
+    done
+    case_name=fence-teardown
+    # A machine too busy to start the PEs within 2 s tests nothing here.
+    [ "$reached" -ge $(((n + 1) / 2)) ] ||
+        fail "only $reached of $n jobs got their PEs into the fence before the timeout"
+    ;;
 sigterm-forward) # SIGTERM reaches every PE; PEs that exit 0 on it: exit 0
     start_bg 4 -n 4 "$pe" term
     kill -TERM "$bg"
