@@ -22,7 +22,9 @@
  * libpmix can hang in, run on a helper thread that oshrun leaves behind when a
  * signal or a deadline comes first (see run_bounded), and a crash in any
  * thread is caught to kill the PEs and remove the directory (on_crash).
- */
+ *
+ * Security: the namespace, which a client names to join the job, is a random
+ * token, and oshrun_gate.c admits only connections of oshrun's own user. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +42,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,6 +52,8 @@
 
 #include <pmix.h>
 #include <pmix_server.h>
+
+#include "oshrun_gate.h"
 
 #define EXIT_USAGE 2
 #define EXIT_TIMEOUT 124
@@ -562,6 +567,12 @@ static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object,
     struct pe *pe = pe_by_rank(proc->rank);
     if (pe != NULL)
         pe->connected = true;
+    /* A client got in without oshrun's accept: this libpmix does not call
+     * accept through the dynamic linker, and nobody checks who connects. */
+    static atomic_bool warned;
+    if (oshrun_gate_admitted() == 0 && !atomic_exchange(&warned, true))
+        fprintf(stderr, "oshrun: warning: this PMIx library accepts connections without "
+                        "oshrun's check of the connecting user\n");
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -696,15 +707,18 @@ static int make_tmpdir(struct job *job)
 
 static int server_start(struct job *job)
 {
+    oshrun_gate_init(geteuid(), job->debug);
     prefer_hash_store();
     prefer_eager_cuda_loading();
-    pmix_info_t info[3];
-    bool no = false;
+    pmix_info_t info[4];
+    bool no = false, yes = true;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
-    pmix_status_t rc = PMIx_server_init(&server_module, info, 3);
-    for (int i = 0; i < 3; i++)
+    /* The PEs connect over IPv4; a second listener is only more to guard. */
+    PMIX_INFO_LOAD(&info[3], PMIX_TCP_DISABLE_IPV6, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_server_init(&server_module, info, 4);
+    for (int i = 0; i < 4; i++)
         PMIX_INFO_DESTRUCT(&info[i]);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "oshrun: PMIx_server_init failed: %s\n", PMIx_Error_string(rc));
@@ -1354,12 +1368,36 @@ static void end_server(struct job *job, int code)
     g_reason_printed = 1;
     if (!job->server_up)
         return;
+    if (oshrun_gate_refused() > 1)
+        fprintf(stderr, "oshrun: refused %lu connections to the PMIx server in all\n",
+                oshrun_gate_refused());
     char late[128];
     snprintf(late, sizeof(late), "PMIx_server_finalize has not returned after %d ms; exiting "
                                  "without it", FINALIZE_GRACE_MS);
     struct bound b = {.deadline = now_ms() + FINALIZE_GRACE_MS, .late_code = code,
                       .late_msg = job->debug ? late : NULL, .signal_code = code};
     run_bounded(job, finalize_server, &b);
+}
+
+/* The namespace is what a PMIx client names to join the job, and over TCP
+ * nothing else is checked by the library: it is a secret the PEs learn
+ * from their environment, which other users cannot read. 128 random bits. */
+static int make_nspace(struct job *job)
+{
+    unsigned char token[16];
+    size_t got = 0;
+    while (got < sizeof(token)) {
+        ssize_t n = getrandom(token + got, sizeof(token) - got, 0);
+        if (n < 0 && errno != EINTR) {
+            fprintf(stderr, "oshrun: cannot draw a random job name: %s\n", strerror(errno));
+            return -1;
+        }
+        got += n > 0 ? (size_t)n : 0;
+    }
+    int len = snprintf(job->nspace, sizeof(job->nspace), "oshrun.");
+    for (size_t i = 0; i < sizeof(token); i++)
+        len += snprintf(job->nspace + len, sizeof(job->nspace) - (size_t)len, "%02x", token[i]);
+    return 0;
 }
 
 /* ---- main ---- */
@@ -1400,7 +1438,8 @@ static int run_local(const struct options *o)
         fputs("oshrun: out of memory\n", stderr);
         goto out;
     }
-    snprintf(job->nspace, sizeof(job->nspace), "oshrun.%d.%ld", (int)getpid(), (long)time(NULL));
+    if (make_nspace(job) != 0)
+        goto out;
     for (int i = 0; i < job->npes; i++) {
         job->pes[i].rank = i;
         PMIX_LOAD_PROCID(&job->pes[i].proc, job->nspace, (pmix_rank_t)i);
