@@ -54,6 +54,7 @@
 #include <pmix_server.h>
 
 #include "oshrun_gate.h"
+#include "ushmem_config.h"
 
 #define EXIT_USAGE 2
 #define EXIT_TIMEOUT 124
@@ -153,12 +154,13 @@ static void usage(FILE *f)
             "  -x VAR           export VAR to the PEs (for mpirun; locally the whole\n"
             "                   environment is inherited)\n"
             "  -h, --help       this text\n"
+            "  -V, --version    say which OpenSHMEM this oshrun belongs to (ushmem %s)\n"
             "Without --launcher, oshrun runs every PE on this node under its own PMIx\n"
             "server. It exits 0 when every PE exits 0, otherwise with the first\n"
             "failure's status (128+N for signal N); PEs still running then get SIGTERM,\n"
             "and SIGKILL %d s later. OSHRUN_DEBUG=1 (or SHMEM_DEBUG=1) says what oshrun\n"
             "decided, such as each PE's CPU.\n",
-            KILL_GRACE_MS / 1000);
+            USHMEM_VERSION_STRING, KILL_GRACE_MS / 1000);
 }
 
 static void die_usage(const char *fmt, ...)
@@ -233,6 +235,10 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+            /* Open MPI's oshrun answers "oshrun (OpenRTE) 4.1.4". */
+            printf("oshrun (ushmem) %s\n", USHMEM_VERSION_STRING);
             exit(0);
         } else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
                    strcmp(a, "-c") == 0) {

@@ -127,6 +127,8 @@ int main(int argc, char **argv)
                "  ofi    libfabric RMA and atomics (%s; FI_PROVIDER picks the provider)\n",
                USHMEM_HAVE_OFI ? "built in" : "not built");
         printf("Installed under %s\n", USHMEM_PREFIX);
+        printf("Commands: oshcc, oshc++, oshcxx, oshnvcc and oshrun in %s, each naming ushmem in "
+               "--version (Open MPI's OSHMEM has commands of the same names)\n", USHMEM_BINDIR);
     }
     printf("Variables:\n");
     ushmemi_vars_print(stdout);

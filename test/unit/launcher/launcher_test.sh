@@ -363,6 +363,21 @@ args) # arguments reach every PE unchanged, options after the program too
     [ "$(grep -cxF "0:$want" "$scratch/out")" -eq 1 ] || fail "PE 0 printed: $(cat "$scratch/out")"
     [ "$(grep -cxF "1:$want" "$scratch/out")" -eq 1 ] || fail "PE 1 printed: $(cat "$scratch/out")"
     ;;
+identity) # identity USHMEM_INFO: oshrun and ushmem_info say they are ushmem's
+    # (Open MPI installs an oshrun, oshcc, oshc++ and oshcxx of its own), and
+    # oshcxx is installed beside oshc++
+    run --version
+    expect_code 0
+    grep -Eqx 'oshrun \(ushmem\) [0-9][0-9.]*' "$scratch/out" || fail "oshrun --version: $(cat "$scratch/out")"
+    run -V
+    grep -Eqx 'oshrun \(ushmem\) [0-9][0-9.]*' "$scratch/out" || fail "oshrun -V: $(cat "$scratch/out")"
+    "$1" >"$scratch/out" 2>&1 || fail "ushmem_info failed"
+    grep -q '^Commands: oshcc, oshc++, oshcxx, oshnvcc and oshrun in .*naming ushmem' "$scratch/out" ||
+        fail "ushmem_info does not say which commands are ushmem's"
+    for w in oshcc oshc++ oshcxx; do
+        [ -x "$(dirname "$oshrun")/$w" ] || fail "no $w beside oshrun"
+    done
+    ;;
 usage) # bad usage: one line on stderr, exit 2, nothing started
     for bad in "" "-n" "-n 0" "-n abc" "-n -3" "-np 2x" "--timeout 0" "--timeout x" \
         "--bogus" "--launcher nosuch"; do
@@ -403,6 +418,14 @@ oshcc) # oshcc WRAPPER LIBRARY SOURCE INCDIR: build and run a program
     OSHCC_LIBDIR=$(dirname "$2")
     export OSHCC_INCDIR=$4
     [ "$("$wrapper" --showme -o x x.c)" != "" ] || fail "--showme printed nothing"
+    # Open MPI's wrappers of the same names must be told apart.
+    name=${wrapper##*/}
+    "$wrapper" --version >"$scratch/out" 2>&1 || fail "$name --version failed"
+    tail -n 1 "$scratch/out" | grep -q "^$name: ushmem " ||
+        fail "$name --version does not end with a line naming ushmem: $(cat "$scratch/out")"
+    [ "$(wc -l <"$scratch/out")" -ge 2 ] || fail "$name --version did not run the compiler's"
+    "$wrapper" --showme:version | grep -q "^$name: ushmem " ||
+        fail "$name --showme:version does not name ushmem"
     "$wrapper" -c -o "$scratch/hello.o" "$3" 2>"$scratch/err" || fail "$wrapper -c failed"
     "$wrapper" -o "$scratch/hello" "$scratch/hello.o" 2>"$scratch/err" || fail "$wrapper link failed"
     [ ! -s "$scratch/err" ] || fail "the wrapper warned"
@@ -415,7 +438,7 @@ oshcc-self) # oshcc-self WRAPPER LIBRARY SOURCE INCDIR: CC (CXX, NVCC) naming th
     wrapper=$1
     case $wrapper in
     */oshnvcc) var=NVCC; command -v nvcc >/dev/null || exit 77 ;;
-    */oshc++) var=CXX ;;
+    */oshc++ | */oshcxx) var=CXX ;;
     *) var=CC ;;
     esac
     unset OSHCC OSHCXX OSHNVCC
