@@ -17,11 +17,17 @@
  * Threads: PMIx calls the module below from its progress thread; everything
  * else (children, signals, timers) runs in the main thread, which learns of an
  * abort through a pipe. Signals are blocked before PMIx starts its threads and
- * read through a signalfd, so no handler ever runs. */
+ * read through a signalfd, so no handler ever runs; only the main thread reads
+ * it, at every stage: the calls that start and stop the PMIx server, which
+ * libpmix can hang in, run on a helper thread that oshrun leaves behind when a
+ * signal or a deadline comes first (see run_bounded), and a crash in any
+ * thread is caught to kill the PEs and remove the directory (on_crash).
+ *
+ * Security: the namespace, which a client names to join the job, is a random
+ * token, and oshrun_gate.c admits only connections of oshrun's own user. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -36,14 +42,19 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <pmix.h>
 #include <pmix_server.h>
+
+#include "oshrun_gate.h"
+#include "ushmem_config.h"
 
 #define EXIT_USAGE 2
 #define EXIT_TIMEOUT 124
@@ -58,6 +69,10 @@
 #define KILL_GRACE_MS 3000
 #define REAP_GRACE_MS 2000
 #define REAP_POLL_MS 100
+/* PMIx_server_finalize gets this long; libpmix 4.2 can hang in it, or
+ * crash, after PEs died inside a fence (its progress thread locks a mutex
+ * of an object already freed), and oshrun exits without it. */
+#define FINALIZE_GRACE_MS 1000
 
 extern char **environ;
 
@@ -108,6 +123,7 @@ struct job {
     struct failure fail;
     bool stopping; /* a signal was forwarded: PEs may exit 0 without finalizing */
     bool debug;    /* OSHRUN_DEBUG or SHMEM_DEBUG: say what was decided */
+    bool server_up; /* PMIx_server_init succeeded: finalize it */
     cpu_set_t *bind_set; /* scratch for the child's affinity, bind_setsize bytes */
     size_t bind_setsize;
 };
@@ -117,6 +133,11 @@ static struct job g_job = {
     .abort_pipe = {-1, -1},
     .sigfd = -1,
 };
+
+/* For the crash handler, which may take no lock: the job's exit status once
+ * it is known (the first failure's, then the final one), else -1; and
+ * whether the line saying why has been printed. */
+static volatile sig_atomic_t g_known_code = -1, g_reason_printed;
 
 static void usage(FILE *f)
 {
@@ -133,12 +154,13 @@ static void usage(FILE *f)
             "  -x VAR           export VAR to the PEs (for mpirun; locally the whole\n"
             "                   environment is inherited)\n"
             "  -h, --help       this text\n"
+            "  -V, --version    say which OpenSHMEM this oshrun belongs to (ushmem %s)\n"
             "Without --launcher, oshrun runs every PE on this node under its own PMIx\n"
             "server. It exits 0 when every PE exits 0, otherwise with the first\n"
             "failure's status (128+N for signal N); PEs still running then get SIGTERM,\n"
             "and SIGKILL %d s later. OSHRUN_DEBUG=1 (or SHMEM_DEBUG=1) says what oshrun\n"
             "decided, such as each PE's CPU.\n",
-            KILL_GRACE_MS / 1000);
+            USHMEM_VERSION_STRING, KILL_GRACE_MS / 1000);
 }
 
 static void die_usage(const char *fmt, ...)
@@ -213,6 +235,10 @@ static void parse_args(int argc, char **argv, struct options *o)
             break;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+            /* Open MPI's oshrun answers "oshrun (OpenRTE) 4.1.4". */
+            printf("oshrun (ushmem) %s\n", USHMEM_VERSION_STRING);
             exit(0);
         } else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 || strcmp(a, "--np") == 0 ||
                    strcmp(a, "-c") == 0) {
@@ -409,17 +435,45 @@ static char *resolve_program(const char *name)
     exit(EXIT_NOTFOUND);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Removes the tree `name` under dirfd without following links, with only
+ * async-signal-safe calls, so that the crash handler can use it too.
+ * Entries are deleted in passes, each from a fresh read of the directory:
+ * a directory changed while being read may skip entries. */
+static void remove_tree_at(int dirfd, const char *name, int depth)
 {
-    (void)st, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        unlinkat(dirfd, name, 0);
+        return;
+    }
+    for (int pass = 0; pass < 64 && depth < 16; pass++) {
+        /* getdents64 fills whole records; aligned for their 64-bit fields. */
+        _Alignas(8) char buf[4096];
+        bool removed = false;
+        long n;
+        lseek(fd, 0, SEEK_SET);
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+            for (long off = 0; off < n;) {
+                const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+                off += d->d_reclen;
+                if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+                    continue;
+                if (unlinkat(fd, d->d_name, 0) != 0 && errno == EISDIR)
+                    remove_tree_at(fd, d->d_name, depth + 1);
+                removed = true;
+            }
+        }
+        if (!removed)
+            break;
+    }
+    close(fd);
+    unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
 static void remove_tmpdir(struct job *job)
 {
     if (job->tmpdir[0] != '\0')
-        nftw(job->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        remove_tree_at(AT_FDCWD, job->tmpdir, 0);
     job->tmpdir[0] = '\0';
 }
 
@@ -486,6 +540,7 @@ static bool record_failure(struct job *job, int code, const char *fmt, ...)
         va_end(ap);
         job->fail.set = true;
         job->fail.code = code;
+        g_known_code = code;
     }
     pthread_mutex_unlock(&job->fail.lock);
     return first;
@@ -518,6 +573,12 @@ static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object,
     struct pe *pe = pe_by_rank(proc->rank);
     if (pe != NULL)
         pe->connected = true;
+    /* A client got in without oshrun's accept: this libpmix does not call
+     * accept through the dynamic linker, and nobody checks who connects. */
+    static atomic_bool warned;
+    if (oshrun_gate_admitted() == 0 && !atomic_exchange(&warned, true))
+        fprintf(stderr, "oshrun: warning: this PMIx library accepts connections without "
+                        "oshrun's check of the connecting user\n");
     if (cbfunc != NULL)
         cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -633,32 +694,43 @@ static pmix_status_t op_wait_for(struct op_wait *w, pmix_status_t rc)
 
 /* ---- server setup ---- */
 
-static int server_start(struct job *job)
+/* Creates oshrun's private directory (mode 0700) for PMIx's files. */
+static int make_tmpdir(struct job *job)
 {
     const char *base = getenv("TMPDIR");
     if (base == NULL || base[0] == '\0')
         base = "/tmp";
-    snprintf(job->tmpdir, sizeof(job->tmpdir), "%s/oshrun.XXXXXX", base);
-    if (mkdtemp(job->tmpdir) == NULL) {
+    char dir[sizeof(job->tmpdir)];
+    snprintf(dir, sizeof(dir), "%s/oshrun.XXXXXX", base);
+    if (mkdtemp(dir) == NULL) {
         fprintf(stderr, "oshrun: cannot create a directory in %s: %s\n", base, strerror(errno));
-        job->tmpdir[0] = '\0';
         return -1;
     }
+    /* Complete before the crash handler may see it. */
+    memcpy(job->tmpdir, dir, sizeof(dir));
+    return 0;
+}
+
+static int server_start(struct job *job)
+{
+    oshrun_gate_init(geteuid(), job->debug);
     prefer_hash_store();
     prefer_eager_cuda_loading();
-    pmix_info_t info[3];
-    bool no = false;
+    pmix_info_t info[4];
+    bool no = false, yes = true;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job->tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
-    pmix_status_t rc = PMIx_server_init(&server_module, info, 3);
-    for (int i = 0; i < 3; i++)
+    /* The PEs connect over IPv4; a second listener is only more to guard. */
+    PMIX_INFO_LOAD(&info[3], PMIX_TCP_DISABLE_IPV6, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_server_init(&server_module, info, 4);
+    for (int i = 0; i < 4; i++)
         PMIX_INFO_DESTRUCT(&info[i]);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "oshrun: PMIx_server_init failed: %s\n", PMIx_Error_string(rc));
-        remove_tmpdir(job);
         return -1;
     }
+    job->server_up = true;
     return 0;
 }
 
@@ -1066,12 +1138,12 @@ static int64_t earliest(int64_t a, int64_t b)
  * PEs have had KILL_GRACE_MS after SIGTERM and REAP_GRACE_MS after SIGKILL;
  * returns the job's exit status. Nothing a PE does (ignoring or blocking
  * SIGTERM, spinning, waiting in a fence, being stuck in the kernel) keeps the
- * launcher longer than that. */
-static int supervise(struct job *job, double timeout_s)
+ * launcher longer than that. The job ends at job_deadline (monotonic ms, -1:
+ * none), timeout_s after oshrun started. */
+static int supervise(struct job *job, double timeout_s, int64_t job_deadline)
 {
     char what[sizeof(job->fail.what)];
     int code = 0;
-    int64_t job_deadline = timeout_s > 0 ? now_ms() + (int64_t)(timeout_s * 1000) : -1;
     int64_t kill_deadline = -1; /* SIGKILL for the PEs left then */
     int64_t give_up = -1;       /* SIGKILL was sent: stop waiting then */
     bool reported = false;
@@ -1131,6 +1203,7 @@ static int supervise(struct job *job, double timeout_s)
         if (ending && !reported && failure_get(job, &code, what, sizeof(what))) {
             fprintf(stderr, "oshrun: %s%s\n", what, job->running > 0 ? "; ending the job" : "");
             reported = true;
+            g_reason_printed = 1;
         }
         if (give_up >= 0 && now >= give_up && job->running > 0) {
             report_unreaped(job);
@@ -1139,9 +1212,198 @@ static int supervise(struct job *job, double timeout_s)
     }
     if (!reported && failure_get(job, &code, what, sizeof(what)))
         fprintf(stderr, "oshrun: %s\n", what);
+    g_reason_printed = 1;
     if (failure_get(job, &code, what, sizeof(what)))
         signal_pes(job, SIGKILL, true); /* whatever the PEs left behind */
     return failure_get(job, &code, what, sizeof(what)) ? code : 0;
+}
+
+/* ---- ending in bounded time, whatever libpmix does ---- */
+
+static void write_str(const char *str)
+{
+    ssize_t rc = write(STDERR_FILENO, str, strlen(str));
+    (void)rc;
+}
+
+static void write_signal_number(int sig)
+{
+    char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), '\0'};
+    write_str(num[0] == '0' ? num + 1 : num);
+}
+
+/* A crash in any thread, in practice libpmix's when PEs die inside a
+ * fence: the PEs still running are killed (and reaped, for at most
+ * REAP_GRACE_MS) and oshrun's directory is removed. If the job's status is
+ * already known, oshrun exits with it (and the reason, if not printed
+ * yet); otherwise it dies of the signal as it would have. Only
+ * async-signal-safe calls. */
+static void on_crash(int sig)
+{
+    struct job *job = &g_job;
+    int left = 0;
+    for (int i = 0; job->pes != NULL && i < job->npes; i++)
+        if (job->pes[i].pid > 0 && kill(-job->pes[i].pgid, SIGKILL) == 0)
+            left++;
+    struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
+    for (int t = 0; left > 0 && t < REAP_GRACE_MS / 10; t++) {
+        while (left > 0 && waitpid(-1, NULL, WNOHANG) > 0)
+            left--;
+        if (left > 0)
+            nanosleep(&tick, NULL);
+    }
+    remove_tree_at(AT_FDCWD, job->tmpdir, 0);
+    if (g_known_code >= 0) {
+        if (!g_reason_printed) {
+            write_str("oshrun: ");
+            write_str(job->fail.what);
+            write_str("\n");
+        }
+        if (job->debug) {
+            write_str("oshrun: signal ");
+            write_signal_number(sig);
+            write_str(" once the job's status was known; exiting with it\n");
+        }
+        _exit(g_known_code);
+    }
+    write_str("oshrun: crashed by signal ");
+    write_signal_number(sig);
+    write_str("; the PEs were killed\n");
+    raise(sig); /* SA_RESETHAND: dies of it once this handler returns */
+}
+
+static void catch_crashes(void)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+    struct sigaction sa = {.sa_handler = on_crash, .sa_flags = SA_RESETHAND};
+    sigfillset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+/* The PEs are gone or given up on: only oshrun's directory is left. */
+static _Noreturn void leave(struct job *job, int code)
+{
+    remove_tmpdir(job);
+    _exit(code);
+}
+
+/* How long a PMIx call may take, and what oshrun does instead of waiting. */
+struct bound {
+    int64_t deadline;     /* monotonic ms; -1: none */
+    int late_code;        /* exit status once the deadline passes */
+    const char *late_msg; /* printed then, if not NULL */
+    int signal_code;      /* exit status on SIGINT, SIGTERM or SIGHUP; -1: 128 + signal */
+};
+
+struct bounded_call {
+    int (*fn)(struct job *);
+    struct job *job;
+    int result;
+    int done[2];
+};
+
+static void *bounded_thread(void *arg)
+{
+    struct bounded_call *c = arg;
+    c->result = c->fn(c->job);
+    ssize_t rc = write(c->done[1], "x", 1);
+    (void)rc;
+    return NULL;
+}
+
+/* Runs fn(job) on a helper thread while this thread keeps reading the
+ * signals and watching the clock, and returns fn's result. A signal or the
+ * deadline coming first ends oshrun at once, leaving fn's thread behind:
+ * libpmix's threads (and with them a call into libpmix) can hang for good,
+ * and signals reach oshrun only through the signalfd read here. */
+static int run_bounded(struct job *job, int (*fn)(struct job *), const struct bound *b)
+{
+    struct bounded_call c = {.fn = fn, .job = job, .done = {-1, -1}};
+    pthread_t thread;
+    if (pipe2(c.done, O_CLOEXEC) != 0 || pthread_create(&thread, NULL, bounded_thread, &c) != 0) {
+        if (c.done[0] >= 0) {
+            close(c.done[0]);
+            close(c.done[1]);
+        }
+        return fn(job); /* no thread to spare: wait for it here */
+    }
+    for (;;) {
+        int64_t now = now_ms();
+        int64_t wait = b->deadline < 0 ? -1 : b->deadline > now ? b->deadline - now : 0;
+        struct pollfd fds[2] = {{.fd = c.done[0], .events = POLLIN},
+                                {.fd = job->sigfd, .events = POLLIN}};
+        int n = poll(fds, 2, wait > INT_MAX ? INT_MAX : (int)wait);
+        if (n > 0 && (fds[0].revents & POLLIN))
+            break;
+        if (n > 0 && (fds[1].revents & POLLIN)) {
+            struct signalfd_siginfo si;
+            while (read(job->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                if (si.ssi_signo != SIGCHLD) /* a PE given up on: nothing to do */
+                    leave(job, b->signal_code >= 0 ? b->signal_code : 128 + (int)si.ssi_signo);
+        }
+        if (b->deadline >= 0 && now_ms() >= b->deadline) {
+            if (b->late_msg != NULL)
+                fprintf(stderr, "oshrun: %s\n", b->late_msg);
+            leave(job, b->late_code);
+        }
+    }
+    pthread_join(thread, NULL);
+    close(c.done[0]);
+    close(c.done[1]);
+    return c.result;
+}
+
+static int setup_server(struct job *job)
+{
+    return server_start(job) == 0 && register_job(job) == 0 ? 0 : -1;
+}
+
+static int finalize_server(struct job *job)
+{
+    (void)job;
+    PMIx_server_finalize();
+    return 0;
+}
+
+/* Shuts the PMIx server down, giving it FINALIZE_GRACE_MS; the job's
+ * status `code` is final by now, whatever happens to libpmix. */
+static void end_server(struct job *job, int code)
+{
+    g_known_code = code;
+    g_reason_printed = 1;
+    if (!job->server_up)
+        return;
+    if (oshrun_gate_refused() > 1)
+        fprintf(stderr, "oshrun: refused %lu connections to the PMIx server in all\n",
+                oshrun_gate_refused());
+    char late[128];
+    snprintf(late, sizeof(late), "PMIx_server_finalize has not returned after %d ms; exiting "
+                                 "without it", FINALIZE_GRACE_MS);
+    struct bound b = {.deadline = now_ms() + FINALIZE_GRACE_MS, .late_code = code,
+                      .late_msg = job->debug ? late : NULL, .signal_code = code};
+    run_bounded(job, finalize_server, &b);
+}
+
+/* The namespace is what a PMIx client names to join the job, and over TCP
+ * nothing else is checked by the library: it is a secret the PEs learn
+ * from their environment, which other users cannot read. 128 random bits. */
+static int make_nspace(struct job *job)
+{
+    unsigned char token[16];
+    size_t got = 0;
+    while (got < sizeof(token)) {
+        ssize_t n = getrandom(token + got, sizeof(token) - got, 0);
+        if (n < 0 && errno != EINTR) {
+            fprintf(stderr, "oshrun: cannot draw a random job name: %s\n", strerror(errno));
+            return -1;
+        }
+        got += n > 0 ? (size_t)n : 0;
+    }
+    int len = snprintf(job->nspace, sizeof(job->nspace), "oshrun.");
+    for (size_t i = 0; i < sizeof(token); i++)
+        len += snprintf(job->nspace + len, sizeof(job->nspace) - (size_t)len, "%02x", token[i]);
+    return 0;
 }
 
 /* ---- main ---- */
@@ -1177,12 +1439,13 @@ static int run_local(const struct options *o)
     job->prog_path = resolve_program(o->prog_argv[0]);
     if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
         strcpy(job->hostname, "localhost");
-    snprintf(job->nspace, sizeof(job->nspace), "oshrun.%d.%ld", (int)getpid(), (long)time(NULL));
     job->pes = calloc((size_t)job->npes, sizeof(*job->pes));
     if (job->pes == NULL || job->prog_path == NULL) {
         fputs("oshrun: out of memory\n", stderr);
         goto out;
     }
+    if (make_nspace(job) != 0)
+        goto out;
     for (int i = 0; i < job->npes; i++) {
         job->pes[i].rank = i;
         PMIX_LOAD_PROCID(&job->pes[i].proc, job->nspace, (pmix_rank_t)i);
@@ -1190,18 +1453,26 @@ static int run_local(const struct options *o)
     plan_binding(job, o);
     if (setup_signals(job, &oldmask) != 0)
         goto out;
-    if (server_start(job) != 0)
+    catch_crashes();
+    if (make_tmpdir(job) != 0)
         goto out;
-    if (register_job(job) != 0)
-        goto finalize_server;
-    if (start_pes(job, o->prog_argv, &oldmask) != 0) {
-        record_failure(job, 1, "could not start every PE");
-        signal_pes(job, SIGKILL, true);
+    /* --timeout counts from here, so that it also covers a PMIx server that
+     * never comes up. */
+    char late[128];
+    snprintf(late, sizeof(late), "timeout after %g s while starting the PMIx server",
+             o->timeout_s);
+    struct bound setup = {.deadline = o->timeout_s > 0 ? now_ms() + (int64_t)(o->timeout_s * 1000)
+                                                       : -1,
+                          .late_code = EXIT_TIMEOUT, .late_msg = late, .signal_code = -1};
+    if (run_bounded(job, setup_server, &setup) == 0) {
+        if (start_pes(job, o->prog_argv, &oldmask) != 0) {
+            record_failure(job, 1, "could not start every PE");
+            signal_pes(job, SIGKILL, true);
+        }
+        code = supervise(job, o->timeout_s, setup.deadline);
+        remove_pe_shm(job);
     }
-    code = supervise(job, o->timeout_s);
-    remove_pe_shm(job);
-finalize_server:
-    PMIx_server_finalize();
+    end_server(job, code);
     remove_tmpdir(job);
 out:
     if (job->bind_set != NULL)

@@ -131,6 +131,8 @@ int main(int argc, char **argv)
         ushmemi_ofi_describe(fabric, sizeof(fabric));
         fputs(fabric, stdout);
         printf("Installed under %s\n", USHMEM_PREFIX);
+        printf("Commands: oshcc, oshc++, oshcxx, oshnvcc and oshrun in %s, each naming ushmem in "
+               "--version (Open MPI's OSHMEM has commands of the same names)\n", USHMEM_BINDIR);
     }
     printf("Variables:\n");
     ushmemi_vars_print(stdout);

@@ -23,6 +23,11 @@
  *   early R          PE R exits 0 at once without PMIx_Finalize; the others
  *                    finalize after a moment and exit 0
  *   hang [R]         every PE (but R) waits for a signal; R finalizes and exits 0
+ *   fencewait R      every PE but R waits in a fence that R never joins; R
+ *                    waits for a signal (R is stuck in a collective that the
+ *                    others never called, and they wait in shmem_finalize)
+ *   waitgo           every PE waits for the file $LAUNCHER_TEST_DIR/go, then
+ *                    joins a fence and finalizes
  *   term             on SIGTERM a PE writes term.RANK and exits 0
  *   args ...         prints "RANK:" then its arguments, each in [brackets]
  * Exit status 10+ means the PE itself found something wrong. */
@@ -66,6 +71,21 @@ static _Noreturn void wait_for_signal(void)
 {
     for (;;)
         pause();
+}
+
+/* Waits up to 60 s for the test to create $LAUNCHER_TEST_DIR/go. */
+static int wait_for_go(void)
+{
+    const char *dir = getenv("LAUNCHER_TEST_DIR");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/go", dir != NULL ? dir : ".");
+    for (int i = 0; i < 3000; i++) {
+        if (access(path, F_OK) == 0)
+            return 0;
+        usleep(20000);
+    }
+    fprintf(stderr, "PE %u: no %s after 60 s\n", me.rank, path);
+    return -1;
 }
 
 static int get_u32(const pmix_proc_t *who, const char *key, uint32_t *out)
@@ -262,6 +282,12 @@ int main(int argc, char **argv)
             _exit((int)value);
         fence();
         wait_for_signal();
+    } else if (strcmp(mode, "fencewait") == 0) {
+        if (!chosen)
+            fence();
+        wait_for_signal();
+    } else if (strcmp(mode, "waitgo") == 0) {
+        code = wait_for_go() != 0 || fence() != 0 ? 17 : 0;
     } else if (strcmp(mode, "affinity") == 0) {
         code = print_affinity();
     } else if (strcmp(mode, "signal") == 0) {

@@ -93,10 +93,40 @@ wait_bg() {
     done
     if kill -0 "$bg" 2>/dev/null; then
         kill -9 "$bg"
-        fail "oshrun still runs 10 s after the signal"
+        fail "oshrun still runs 10 s later"
     fi
     wait "$bg"
     code=$?
+}
+
+# listen_port PID: the TCP port process PID listens on (oshrun's PMIx server).
+listen_port() {
+    local ino l st inode
+    for ino in $(find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'); do
+        while read -r _ l _ st _ _ _ _ _ inode _; do
+            [ "$st" = 0A ] && [ "$inode" = "$ino" ] && echo $((16#${l#*:}))
+        done </proc/net/tcp
+    done
+}
+
+# pe_nspace: the PMIx namespace PE 0 was given, from its environment.
+pe_nspace() {
+    tr '\0' '\n' <"/proc/$(cat "$scratch/pid.0")/environ" | sed -n 's/^PMIX_NAMESPACE=//p'
+}
+
+# stranger_run ARGS...: runs pmix_stranger (the case's first argument) in the
+# background against the background oshrun and waits until it has made its
+# attempts to join the job (and holds its silent connection, if asked to).
+stranger_run() {
+    local i
+    timeout 150 "$stranger" "$@" "$bg" "$port" >"$scratch/stranger" 2>"$scratch/stranger.err" &
+    st=$!
+    for i in $(seq 2400); do
+        grep -q '^holding\|^silent connection failed' "$scratch/stranger" && return 0
+        kill -0 "$st" 2>/dev/null || return 0
+        sleep 0.05
+    done
+    fail "pmix_stranger still tries after 120 s"
 }
 
 case $case_name in
@@ -235,6 +265,74 @@ timeout) # --timeout ends a hung job, naming the PEs still running
     expect_faster_than 4000
     expect_no_leftovers
     ;;
+fence-teardown) # fence-teardown [N]: the job ends (--timeout) while 3 of 4 PEs
+    # wait in a PMIx fence that PE 1 never joins; libpmix 4.2 then often
+    # hangs in PMIx_server_finalize, or crashes there. oshrun still exits 124
+    # within seconds and leaves nothing behind, N times in a row (default 8)
+    n=${1:-8}
+    reached=0
+    for i in $(seq "$n"); do
+        case_name="fence-teardown, run $i of $n"
+        rm -f "$scratch"/pid.* "$scratch"/ready.*
+        start=$(now_ms)
+        # A hung oshrun is killed (137) rather than holding the test.
+        timeout -s KILL 30 "$oshrun" --timeout 2 -n 4 "$pe" fencewait 1 \
+            >"$scratch/out" 2>"$scratch/err"
+        code=$?
+        elapsed=$(($(now_ms) - start))
+        expect_code 124
+        expect_err '^oshrun: timeout after 2 s'
+        expect_faster_than 12000
+        expect_no_leftovers
+        # Every PE passed the first fence: the others were in the second.
+        [ "$(ls "$scratch" | grep -c '^ready\.')" -eq 4 ] && reached=$((reached + 1))
+    done
+    case_name=fence-teardown
+    # A machine too busy to start the PEs within 2 s tests nothing here.
+    [ "$reached" -ge $(((n + 1) / 2)) ] ||
+        fail "only $reached of $n jobs got their PEs into the fence before the timeout"
+    ;;
+pmix-stranger) # pmix-stranger STRANGER: another user (uid 65534) connects to
+    # oshrun's PMIx server claiming oshrun's uid, names the job's namespace
+    # (as if it had leaked) and those it could derive, to join the job and
+    # abort it, then holds a connection that never speaks; the job still
+    # finishes with 0 once the PEs go on, and oshrun exits at once
+    stranger=$1
+    [ "$(id -u)" -eq 0 ] || exit 77 # a second uid needs root; pmix-guess runs anywhere
+    start_bg 2 --timeout 60 -n 2 "$pe" waitgo
+    port=$(listen_port "$bg")
+    [ -n "$port" ] || fail "no listening TCP socket of oshrun (pid $bg) in /proc/net/tcp"
+    stranger_run --uid 65534 --claim-uid "$(id -u):$(id -g)" --nspace "$(pe_nspace)" --silent 60
+    touch "$scratch/go"
+    wait_bg
+    kill "$st" 2>/dev/null
+    wait "$st" 2>/dev/null
+    ! grep '^joined' "$scratch/stranger" || fail "the stranger joined the job"
+    grep -q '^holding' "$scratch/stranger" || fail "the stranger did not get to connect"
+    expect_code 0
+    expect_err '^oshrun: refused a connection to the PMIx server from uid 65534'
+    expect_no_leftovers
+    ;;
+pmix-guess) # pmix-guess STRANGER: a process that knows only what every user
+    # sees (oshrun's pid and start time) and claims the job's uid, as PMIx
+    # over TCP lets anyone do, cannot name the job's namespace: it is a
+    # random token. Run as oshrun's own user, so only the name protects the
+    # job (another uid is refused before any name is read: pmix-stranger)
+    stranger=$1
+    start_bg 2 --timeout 60 -n 2 "$pe" waitgo
+    port=$(listen_port "$bg")
+    [ -n "$port" ] || fail "no listening TCP socket of oshrun (pid $bg) in /proc/net/tcp"
+    ns=$(pe_nspace)
+    stranger_run
+    touch "$scratch/go"
+    wait_bg
+    ! grep '^joined' "$scratch/stranger" || fail "the stranger joined the job"
+    grep -Eqx 'oshrun\.[0-9a-f]{32}' <<<"$ns" || fail "namespace '$ns' is no random token"
+    [ "$(grep -c '^refused' "$scratch/stranger")" -ge 10 ] ||
+        fail "the stranger made too few attempts: $(cat "$scratch/stranger")"
+    expect_code 0
+    expect_no_leftovers
+    ;;
 sigterm-forward) # SIGTERM reaches every PE; PEs that exit 0 on it: exit 0
     start_bg 4 -n 4 "$pe" term
     kill -TERM "$bg"
@@ -264,6 +362,21 @@ args) # arguments reach every PE unchanged, options after the program too
     want='[a b][][c$d*][-n][5][--timeout]'
     [ "$(grep -cxF "0:$want" "$scratch/out")" -eq 1 ] || fail "PE 0 printed: $(cat "$scratch/out")"
     [ "$(grep -cxF "1:$want" "$scratch/out")" -eq 1 ] || fail "PE 1 printed: $(cat "$scratch/out")"
+    ;;
+identity) # identity USHMEM_INFO: oshrun and ushmem_info say they are ushmem's
+    # (Open MPI installs an oshrun, oshcc, oshc++ and oshcxx of its own), and
+    # oshcxx is installed beside oshc++
+    run --version
+    expect_code 0
+    grep -Eqx 'oshrun \(ushmem\) [0-9][0-9.]*' "$scratch/out" || fail "oshrun --version: $(cat "$scratch/out")"
+    run -V
+    grep -Eqx 'oshrun \(ushmem\) [0-9][0-9.]*' "$scratch/out" || fail "oshrun -V: $(cat "$scratch/out")"
+    "$1" >"$scratch/out" 2>&1 || fail "ushmem_info failed"
+    grep -q '^Commands: oshcc, oshc++, oshcxx, oshnvcc and oshrun in .*naming ushmem' "$scratch/out" ||
+        fail "ushmem_info does not say which commands are ushmem's"
+    for w in oshcc oshc++ oshcxx; do
+        [ -x "$(dirname "$oshrun")/$w" ] || fail "no $w beside oshrun"
+    done
     ;;
 usage) # bad usage: one line on stderr, exit 2, nothing started
     for bad in "" "-n" "-n 0" "-n abc" "-n -3" "-np 2x" "--timeout 0" "--timeout x" \
@@ -305,6 +418,14 @@ oshcc) # oshcc WRAPPER LIBRARY SOURCE INCDIR: build and run a program
     OSHCC_LIBDIR=$(dirname "$2")
     export OSHCC_INCDIR=$4
     [ "$("$wrapper" --showme -o x x.c)" != "" ] || fail "--showme printed nothing"
+    # Open MPI's wrappers of the same names must be told apart.
+    name=${wrapper##*/}
+    "$wrapper" --version >"$scratch/out" 2>&1 || fail "$name --version failed"
+    tail -n 1 "$scratch/out" | grep -q "^$name: ushmem " ||
+        fail "$name --version does not end with a line naming ushmem: $(cat "$scratch/out")"
+    [ "$(wc -l <"$scratch/out")" -ge 2 ] || fail "$name --version did not run the compiler's"
+    "$wrapper" --showme:version | grep -q "^$name: ushmem " ||
+        fail "$name --showme:version does not name ushmem"
     "$wrapper" -c -o "$scratch/hello.o" "$3" 2>"$scratch/err" || fail "$wrapper -c failed"
     "$wrapper" -o "$scratch/hello" "$scratch/hello.o" 2>"$scratch/err" || fail "$wrapper link failed"
     [ ! -s "$scratch/err" ] || fail "the wrapper warned"
@@ -317,7 +438,7 @@ oshcc-self) # oshcc-self WRAPPER LIBRARY SOURCE INCDIR: CC (CXX, NVCC) naming th
     wrapper=$1
     case $wrapper in
     */oshnvcc) var=NVCC; command -v nvcc >/dev/null || exit 77 ;;
-    */oshc++) var=CXX ;;
+    */oshc++ | */oshcxx) var=CXX ;;
     *) var=CC ;;
     esac
     unset OSHCC OSHCXX OSHNVCC
