@@ -36,8 +36,8 @@ int main(int argc, char **argv)
             shmem_ctx_putmem(on_pair, x, private_buf, 8, 2);
         else if (strcmp(what, "ctx-destroyed") == 0)
             shmem_ctx_long_atomic_add(dead, x, 1, 0);
-        else if (strcmp(what, "ctx-invalid") == 0)
-            shmem_ctx_quiet(SHMEM_CTX_INVALID);
+        else if (strcmp(what, "ctx-quiet-destroyed") == 0)
+            shmem_ctx_quiet(dead);
         else if (strcmp(what, "team-destroyed") == 0)
             shmem_team_sync(gone);
         else if (strcmp(what, "team-destroy-world") == 0)
