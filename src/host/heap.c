@@ -151,7 +151,7 @@ bool ushmemi_heap_resize(void *ptr, size_t size)
 {
     struct block *prev;
     struct block *b = find(ptr, &prev);
-    if (b == NULL || size == 0)
+    if (b == NULL || size == 0 || size > heap.size)
         return false;
     size = (size + MIN_ALIGN - 1) & ~(size_t)(MIN_ALIGN - 1);
     struct block *next = b->next;

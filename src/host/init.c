@@ -1,5 +1,6 @@
 /* shmem_init and shmem_finalize: variables, bootstrap, device, heap, peers. */
 #include <shmem.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,19 @@ static ushmem_status_t parse_fd_method(const char *text, enum ushmemi_fd_method 
     return USHMEM_ERR_INVALID_VALUE;
 }
 
+/* The largest SHMEM_SYMMETRIC_SIZE. The heap, reserved area included, is
+ * addressed by the offset part of a symmetric offset (60 bits), and the
+ * device backends add page rounding and alignment slack to its size; half
+ * the offset range keeps all of that from wrapping, and is still far more
+ * memory than any machine has. */
+static size_t symmetric_size_max(void)
+{
+    uint64_t limit = USHMEMI_SEG_OFFSET_MASK / 2;
+    if (limit > SIZE_MAX / 2)
+        limit = SIZE_MAX / 2;
+    return (size_t)limit - USHMEMI_RESERVED_SIZE;
+}
+
 /* Loads the variables and sets the log level. Errors are logged here; the
  * caller ends the job once the bootstrap can do so on every PE. */
 static ushmem_status_t load_settings(void)
@@ -54,6 +68,10 @@ static ushmem_status_t load_settings(void)
     if (ushmemi_settings.symmetric_size < 4096) {
         ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too small (at least 4096 bytes)",
                       ushmemi_settings.symmetric_size);
+        status = USHMEM_ERR_INVALID_VALUE;
+    } else if (ushmemi_settings.symmetric_size > symmetric_size_max()) {
+        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too large (at most %zu bytes)",
+                      ushmemi_settings.symmetric_size, symmetric_size_max());
         status = USHMEM_ERR_INVALID_VALUE;
     }
     if (ushmemi_settings.bootstrap_timeout <= 0) {

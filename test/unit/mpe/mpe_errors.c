@@ -31,6 +31,17 @@ int main(int argc, char **argv)
     shmem_ctx_create(0, &dead);
     shmem_ctx_destroy(dead);
     shmem_barrier_all();
+    /* Every PE asks for an impossible size: NULL everywhere, with a message,
+     * and the old block kept. */
+    if (strcmp(what, "realloc-huge") == 0) {
+        x[0] = 42;
+        if (shmem_realloc(x, SIZE_MAX - 8) != NULL || x[0] != 42)
+            return 4;
+        shmem_barrier_all();
+        shmem_free(x);
+        shmem_finalize();
+        return 0;
+    }
     if (me == npes - 1) {
         if (strcmp(what, "ctx-pe-range") == 0)
             shmem_ctx_putmem(on_pair, x, private_buf, 8, 2);
