@@ -187,3 +187,11 @@ size_t ushmemi_heap_block_size(const void *ptr)
 }
 
 size_t ushmemi_heap_bytes_in_use(void) { return heap.in_use; }
+
+size_t ushmemi_heap_prefix_in_use(void)
+{
+    size_t end = 0;
+    for (struct block *b = heap.head; b != NULL && b->used; b = b->next)
+        end = b->offset + b->size;
+    return end;
+}

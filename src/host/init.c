@@ -152,6 +152,20 @@ static void register_exit_finalize(void)
 #endif
 }
 
+/* The lowest address that can be mapped (vm.mmap_min_addr), below which a
+ * private buffer is refused; a page when it cannot be read. */
+static uintptr_t lowest_mappable(void)
+{
+    unsigned long value = 4096;
+    FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lu", &value) != 1)
+            value = 4096;
+        fclose(f);
+    }
+    return value > 0 ? (uintptr_t)value : 1; /* NULL is never a buffer */
+}
+
 /* Ends the job: before the bootstrap is up this PE just exits, since every
  * PE of the job sees the same error. */
 _Noreturn static void init_failed(const char *what, ushmem_status_t status)
@@ -206,6 +220,9 @@ static void do_init(int requested)
     ushmemi_g.heap_base = heap;
     ushmemi_g.heap_size = heap_size;
     ushmemi_g.reserved = heap;
+    ushmemi_g.user_base = ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE;
+    ushmemi_g.user_size = ushmemi_settings.symmetric_size;
+    ushmemi_g.addr_min = lowest_mappable();
 
     struct ushmemi_ptr_attr attr;
     status = ushmemi_g.dev_ops->pointer_query(ushmemi_g.dev, heap, &attr);
@@ -263,8 +280,7 @@ static void do_init(int requested)
     if (status != USHMEM_OK)
         init_failed("no route for some operation class to some PE (see above)", status);
 
-    status = ushmemi_heap_init(ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE,
-                               ushmemi_settings.symmetric_size);
+    status = ushmemi_heap_init(ushmemi_g.user_base, ushmemi_g.user_size);
     if (status != USHMEM_OK)
         init_failed("cannot set up the heap allocator", status);
 
@@ -278,6 +294,12 @@ static void do_init(int requested)
     status = ushmemi_device_api_init();
     if (status != USHMEM_OK)
         init_failed("cannot set up the device API (see above)", status);
+    /* The blocks allocated above are the library's, like the reserved
+     * area before them: the user's part of the heap starts after them. The
+     * allocator is deterministic, so this is the same offset on every PE. */
+    size_t own_blocks = ushmemi_heap_prefix_in_use();
+    ushmemi_g.user_base += own_blocks;
+    ushmemi_g.user_size -= own_blocks;
     print_banner();
     ushmemi_barrier_world();
 }
@@ -343,6 +365,8 @@ USHMEMI_API void shmem_finalize(void)
     free(ushmemi_g.peers);
     ushmemi_g.peers = NULL;
     ushmemi_g.heap_base = NULL;
+    ushmemi_g.user_base = NULL;
+    ushmemi_g.user_size = 0;
     ushmemi_g.initialized = 0;
     ushmemi_g.finalized = 1;
     if (exiting) {
