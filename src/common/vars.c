@@ -98,13 +98,70 @@ static const char *const type_names[] = {"size", "bool", "int", "string"};
 static const char *const known_names[] = {USHMEMI_VAR_LIST(VAR_NAME_ENTRY)};
 #undef VAR_NAME_ENTRY
 
-static bool is_known(const char *entry)
+#define KNOWN_COUNT (sizeof(known_names) / sizeof(known_names[0]))
+
+/* Variables of the OpenSHMEM specification and ushmem's own: a name with one
+ * of these prefixes that the table lacks is a typo or a stale setting. */
+static const char *const checked_prefixes[] = {"SHMEM_", "USHMEM_"};
+
+static bool is_checked(const char *entry)
 {
-    size_t len = strcspn(entry, "=");
-    for (size_t i = 0; i < sizeof(known_names) / sizeof(known_names[0]); i++)
+    for (size_t i = 0; i < sizeof(checked_prefixes) / sizeof(checked_prefixes[0]); i++)
+        if (strncmp(entry, checked_prefixes[i], strlen(checked_prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+static bool is_known(const char *entry, size_t len)
+{
+    for (size_t i = 0; i < KNOWN_COUNT; i++)
         if (strlen(known_names[i]) == len && strncmp(entry, known_names[i], len) == 0)
             return true;
     return false;
+}
+
+/* Edit distance (insertions, deletions, substitutions) between a[0..alen)
+ * and b, stopping at NAME_MAX_DIST + 1: only near misses matter. */
+#define NAME_MAX_LEN 64
+#define NAME_MAX_DIST 2
+static size_t name_distance(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b);
+    if (alen >= NAME_MAX_LEN || blen >= NAME_MAX_LEN)
+        return NAME_MAX_DIST + 1;
+    size_t row[NAME_MAX_LEN + 1];
+    for (size_t j = 0; j <= blen; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= alen; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= blen; j++) {
+            size_t above = row[j];
+            size_t best = diagonal + (a[i - 1] != b[j - 1]);
+            if (above + 1 < best)
+                best = above + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[blen];
+}
+
+/* The known name nearest to entry[0..len) when it is a near miss, else NULL. */
+static const char *nearest_known(const char *entry, size_t len)
+{
+    const char *best = NULL;
+    size_t best_distance = NAME_MAX_DIST + 1;
+    for (size_t i = 0; i < KNOWN_COUNT; i++) {
+        size_t d = name_distance(entry, len, known_names[i]);
+        if (d < best_distance) {
+            best_distance = d;
+            best = known_names[i];
+        }
+    }
+    return best;
 }
 
 ushmem_status_t ushmemi_vars_load(void)
@@ -127,12 +184,18 @@ ushmem_status_t ushmemi_vars_load(void)
 
     unknown_count = 0;
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "USHMEM_", 7) == 0 && !is_known(*e)) {
-            size_t len = strcspn(*e, "=");
+        size_t len = strcspn(*e, "=");
+        if (!is_checked(*e) || is_known(*e, len))
+            continue;
+        const char *nearest = nearest_known(*e, len);
+        if (nearest != NULL)
+            ushmemi_warn("unknown variable %.*s is ignored; did you mean %s? (ushmem_info lists "
+                         "the known ones)",
+                         (int)len, *e, nearest);
+        else
             ushmemi_warn("unknown variable %.*s is ignored (ushmem_info lists the known ones)",
                          (int)len, *e);
-            unknown_count++;
-        }
+        unknown_count++;
     }
     return status;
 }

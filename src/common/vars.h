@@ -95,7 +95,8 @@ extern struct ushmemi_settings ushmemi_settings;
 
 /* Parses every variable from the environment into ushmemi_settings. A
  * malformed value is logged with the variable's name and returns
- * USHMEM_ERR_INVALID_VALUE; unknown USHMEM_* variables are warned about. */
+ * USHMEM_ERR_INVALID_VALUE; unknown SHMEM_* and USHMEM_* variables are
+ * warned about, with the known name they nearly spell, if any. */
 ushmem_status_t ushmemi_vars_load(void);
 
 /* Value parsers, exposed for tests. Output argument set only on success. */
@@ -106,7 +107,7 @@ ushmem_status_t ushmemi_parse_long(const char *text, long *value_p);
 /* Writes "NAME  default  current  help" for every variable. */
 void ushmemi_vars_print(FILE *out);
 
-/* Number of unknown USHMEM_* variables found by the last load. */
+/* Number of unknown SHMEM_* and USHMEM_* variables found by the last load. */
 int ushmemi_vars_unknown_count(void);
 
 #endif

@@ -135,6 +135,14 @@ DEFINE_FP_OPS(float, float, uint32_t, USHMEMI_AMO_FLOAT)
 DEFINE_FP_OPS(double, double, uint64_t, USHMEMI_AMO_DOUBLE)
 #undef DEFINE_FP_OPS
 
+/* The fetching non-blocking forms store the old value through `fetch`, a
+ * private pointer checked before the atomic runs. */
+static inline void check_fetch(const char *call, const void *fetch, size_t size, int pe)
+{
+    ushmemi_check_init(call);
+    ushmemi_check_private(call, "fetch", fetch, size, pe);
+}
+
 /* Every routine has a context form (PE numbered in the context's team) and
  * the plain form on SHMEM_CTX_DEFAULT: PREFIX is shmem_ctx_ or shmem_, CTXP
  * the leading parameter or nothing, CTX the context used. */
@@ -161,11 +169,13 @@ DEFINE_FP_OPS(double, double, uint64_t, USHMEMI_AMO_DOUBLE)
     USHMEMI_API void PREFIX##NAME##_atomic_fetch_nbi(CTXP() T *fetch, const T *source, int pe)  \
     {                                                                                         \
         static const char call[] = #PREFIX #NAME "_atomic_fetch_nbi";                         \
+        check_fetch(call, fetch, sizeof(T), pe);                                              \
         *fetch = NAME##_fetch(call, source, AMO_PE(call, CTX));                               \
     }                                                                                         \
     USHMEMI_API void PREFIX##NAME##_atomic_swap_nbi(CTXP() T *fetch, T *dest, T value, int pe)  \
     {                                                                                         \
         static const char call[] = #PREFIX #NAME "_atomic_swap_nbi";                          \
+        check_fetch(call, fetch, sizeof(T), pe);                                              \
         *fetch = NAME##_swap(call, dest, value, AMO_PE(call, CTX));                           \
     }
 #define DEFINE_AMO_EXT(NAME, T)                                                               \
@@ -206,17 +216,20 @@ USHMEMI_AMO_EXT_TYPES(DEFINE_AMO_EXT)
                                                             T value, int pe)                  \
     {                                                                                         \
         static const char call[] = #PREFIX #NAME "_atomic_compare_swap_nbi";                  \
+        check_fetch(call, fetch, sizeof(T), pe);                                              \
         *fetch = NAME##_cswap(call, dest, cond, value, AMO_PE(call, CTX));                    \
     }                                                                                         \
     USHMEMI_API void PREFIX##NAME##_atomic_fetch_inc_nbi(CTXP() T *fetch, T *dest, int pe)      \
     {                                                                                         \
         static const char call[] = #PREFIX #NAME "_atomic_fetch_inc_nbi";                     \
+        check_fetch(call, fetch, sizeof(T), pe);                                              \
         *fetch = NAME##_fetch_add(call, dest, 1, AMO_PE(call, CTX));                          \
     }                                                                                         \
     USHMEMI_API void PREFIX##NAME##_atomic_fetch_add_nbi(CTXP() T *fetch, T *dest, T value,     \
                                                          int pe)                              \
     {                                                                                         \
         static const char call[] = #PREFIX #NAME "_atomic_fetch_add_nbi";                     \
+        check_fetch(call, fetch, sizeof(T), pe);                                              \
         *fetch = NAME##_fetch_add(call, dest, value, AMO_PE(call, CTX));                      \
     }
 #define DEFINE_AMO_STD(NAME, T)                                                               \
@@ -241,6 +254,7 @@ USHMEMI_AMO_STD_TYPES(DEFINE_AMO_STD)
                                                             int pe)                           \
     {                                                                                         \
         static const char call[] = #PREFIX #NAME "_atomic_fetch_" #OP "_nbi";                 \
+        check_fetch(call, fetch, sizeof(T), pe);                                              \
         *fetch = NAME##_amo(call, dest, AMO_PE(call, CTX), AMO, value, 0);                    \
     }
 #define DEFINE_AMO_BIT_CTX(NAME, T, CTX, CTXP, PREFIX)                                        \

@@ -48,21 +48,21 @@ static void *xmalloc(const char *call, size_t size)
     return p;
 }
 
-/* The CPU-readable view of `len` bytes of pe's copy of symmetric `addr`: the
- * mapping itself when the RMA road is a mapped one and the CPU may read it,
- * else a copy fetched into `bounce`. */
-static const void *peer_view(const char *call, const void *addr, size_t len, int pe,
-                             void *bounce)
+/* The CPU-readable view of `len` bytes of pe's copy of `addr` in the stage:
+ * the mapping itself when the RMA road is a mapped one and the CPU may read
+ * it, else a copy fetched into `bounce`. */
+static const void *peer_stage_view(const char *call, const void *addr, size_t len, int pe,
+                                   void *bounce)
 {
     enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
     if (ushmemi_g.heap_host_accessible &&
         (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF)) {
         struct ushmemi_loc loc;
-        ushmemi_locate(call, addr, len, pe, &loc);
+        ushmemi_locate_reserved(call, addr, len, pe, &loc);
         if (loc.mapped != NULL)
             return loc.mapped;
     }
-    ushmemi_get(call, bounce, addr, len, pe, false);
+    ushmemi_get_reserved(call, bounce, addr, len, pe);
     return bounce;
 }
 
@@ -79,6 +79,8 @@ static void broadcast(const char *call, const struct ushmemi_coll_set *set, void
     int root_pe = ushmemi_coll_world_pe(set, root);
     struct ushmemi_loc loc; /* checked before anyone waits on this PE */
     ushmemi_locate(call, source, nbytes, root_pe, &loc);
+    if (set->me != root || copy_on_root)
+        ushmemi_check_private(call, "dest", dest, nbytes, root_pe);
     ushmemi_coll_barrier(call, set);
     if (set->me != root)
         ushmemi_get(call, dest, source, nbytes, root_pe, false);
@@ -101,7 +103,7 @@ static void collect(const char *call, const struct ushmemi_coll_set *set, void *
     offsets[0] = 0;
     for (int i = 0; i < n; i++) {
         uint64_t len;
-        ushmemi_get(call, &len, own_stage(), sizeof(len), ushmemi_coll_world_pe(set, i), false);
+        ushmemi_get_reserved(call, &len, own_stage(), sizeof(len), ushmemi_coll_world_pe(set, i));
         offsets[i + 1] = offsets[i] + (size_t)len;
     }
     /* Start with the next member so that not every PE reads member 0 first. */
@@ -193,8 +195,8 @@ static void reduce_staged(const char *call, const struct ushmemi_coll_set *set, 
         ushmemi_coll_barrier(call, set);
         memset(acc, 0, bytes); /* what combining no member gives: 0 for sums */
         for (int i = 0; i < n; i++) {
-            const void *in = peer_view(call, stage + half_off, bytes,
-                                       ushmemi_coll_world_pe(set, i), bounce);
+            const void *in = peer_stage_view(call, stage + half_off, bytes,
+                                             ushmemi_coll_world_pe(set, i), bounce);
             if (i == 0)
                 memcpy(acc, in, bytes);
             else
@@ -227,8 +229,8 @@ static bool reduce_map(const char *call, const struct ushmemi_coll_set *set, voi
     const char *s = source, *d = dest;
     if (!ushmemi_g.heap_host_accessible)
         return false;
-    if (!(ushmemi_in_heap(s, bytes) || ushmemi_in_static(s, bytes)) ||
-        !(ushmemi_in_heap(d, bytes) || ushmemi_in_static(d, bytes)))
+    if (!(ushmemi_in_user_heap(s, bytes) || ushmemi_in_static(s, bytes)) ||
+        !(ushmemi_in_user_heap(d, bytes) || ushmemi_in_static(d, bytes)))
         return false;
     /* Partly overlapping arrays are not allowed by the spec, but would
      * break the slicing: leave them to the staged road. */
@@ -286,12 +288,22 @@ static void reduce_direct(const char *call, const struct ushmemi_coll_set *set,
     ushmemi_coll_barrier(call, set);
 }
 
+/* A reduction or scan reads source and writes dest on this PE itself (in
+ * the staged road with plain copies), so both get the checks of a private
+ * buffer: never NULL, unmapped or the heap's reserved area. */
+static void check_arrays(const char *call, const void *dest, const void *source, size_t bytes)
+{
+    ushmemi_check_private(call, "source", source, bytes, ushmemi_g.my_pe);
+    ushmemi_check_private(call, "dest", dest, bytes, ushmemi_g.my_pe);
+}
+
 static void reduce(const char *call, const struct ushmemi_coll_set *set, void *dest,
                    const void *source, size_t nreduce, size_t elem_size, combine_fn combine)
 {
     if (nreduce == 0)
         return;
     size_t bytes = byte_count(call, nreduce, elem_size);
+    check_arrays(call, dest, source, bytes);
     size_t n = (size_t)set->size;
     unsigned char **dst = xmalloc(call, n * sizeof(*dst));
     const unsigned char **src = xmalloc(call, n * sizeof(*src));
@@ -313,6 +325,7 @@ static void scan(const char *call, const struct ushmemi_coll_set *set, void *des
 {
     if (nelems == 0)
         return;
+    check_arrays(call, dest, source, byte_count(call, nelems, elem_size));
     reduce_staged(call, set, dest, source, nelems, elem_size, combine,
                   inclusive ? set->me + 1 : set->me);
 }

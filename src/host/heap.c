@@ -151,7 +151,7 @@ bool ushmemi_heap_resize(void *ptr, size_t size)
 {
     struct block *prev;
     struct block *b = find(ptr, &prev);
-    if (b == NULL || size == 0)
+    if (b == NULL || size == 0 || size > heap.size)
         return false;
     size = (size + MIN_ALIGN - 1) & ~(size_t)(MIN_ALIGN - 1);
     struct block *next = b->next;
@@ -187,3 +187,11 @@ size_t ushmemi_heap_block_size(const void *ptr)
 }
 
 size_t ushmemi_heap_bytes_in_use(void) { return heap.in_use; }
+
+size_t ushmemi_heap_prefix_in_use(void)
+{
+    size_t end = 0;
+    for (struct block *b = heap.head; b != NULL && b->used; b = b->next)
+        end = b->offset + b->size;
+    return end;
+}

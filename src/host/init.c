@@ -1,5 +1,6 @@
 /* shmem_init and shmem_finalize: variables, bootstrap, device, heap, peers. */
 #include <shmem.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,19 @@ static ushmem_status_t parse_fd_method(const char *text, enum ushmemi_fd_method 
     return USHMEM_ERR_INVALID_VALUE;
 }
 
+/* The largest SHMEM_SYMMETRIC_SIZE. The heap, reserved area included, is
+ * addressed by the offset part of a symmetric offset (60 bits), and the
+ * device backends add page rounding and alignment slack to its size; half
+ * the offset range keeps all of that from wrapping, and is still far more
+ * memory than any machine has. */
+static size_t symmetric_size_max(void)
+{
+    uint64_t limit = USHMEMI_SEG_OFFSET_MASK / 2;
+    if (limit > SIZE_MAX / 2)
+        limit = SIZE_MAX / 2;
+    return (size_t)limit - USHMEMI_RESERVED_SIZE;
+}
+
 /* Loads the variables and sets the log level. Errors are logged here; the
  * caller ends the job once the bootstrap can do so on every PE. */
 static ushmem_status_t load_settings(void)
@@ -55,6 +69,10 @@ static ushmem_status_t load_settings(void)
     if (ushmemi_settings.symmetric_size < 4096) {
         ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too small (at least 4096 bytes)",
                       ushmemi_settings.symmetric_size);
+        status = USHMEM_ERR_INVALID_VALUE;
+    } else if (ushmemi_settings.symmetric_size > symmetric_size_max()) {
+        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too large (at most %zu bytes)",
+                      ushmemi_settings.symmetric_size, symmetric_size_max());
         status = USHMEM_ERR_INVALID_VALUE;
     }
     if (ushmemi_settings.bootstrap_timeout <= 0) {
@@ -174,6 +192,20 @@ static void register_exit_finalize(void)
 #endif
 }
 
+/* The lowest address that can be mapped (vm.mmap_min_addr), below which a
+ * private buffer is refused; a page when it cannot be read. */
+static uintptr_t lowest_mappable(void)
+{
+    unsigned long value = 4096;
+    FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lu", &value) != 1)
+            value = 4096;
+        fclose(f);
+    }
+    return value > 0 ? (uintptr_t)value : 1; /* NULL is never a buffer */
+}
+
 /* Ends the job: before the bootstrap is up this PE just exits, since every
  * PE of the job sees the same error. */
 _Noreturn static void init_failed(const char *what, ushmem_status_t status)
@@ -231,6 +263,9 @@ static void do_init(int requested)
     ushmemi_g.heap_base = heap;
     ushmemi_g.heap_size = heap_size;
     ushmemi_g.reserved = heap;
+    ushmemi_g.user_base = ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE;
+    ushmemi_g.user_size = ushmemi_settings.symmetric_size;
+    ushmemi_g.addr_min = lowest_mappable();
 
     struct ushmemi_ptr_attr attr;
     status = ushmemi_g.dev_ops->pointer_query(ushmemi_g.dev, heap, &attr);
@@ -290,8 +325,7 @@ static void do_init(int requested)
     if (status != USHMEM_OK)
         init_failed("no route for some operation class to some PE (see above)", status);
 
-    status = ushmemi_heap_init(ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE,
-                               ushmemi_settings.symmetric_size);
+    status = ushmemi_heap_init(ushmemi_g.user_base, ushmemi_g.user_size);
     if (status != USHMEM_OK)
         init_failed("cannot set up the heap allocator", status);
 
@@ -305,6 +339,12 @@ static void do_init(int requested)
     status = ushmemi_device_api_init();
     if (status != USHMEM_OK)
         init_failed("cannot set up the device API (see above)", status);
+    /* The blocks allocated above are the library's, like the reserved
+     * area before them: the user's part of the heap starts after them. The
+     * allocator is deterministic, so this is the same offset on every PE. */
+    size_t own_blocks = ushmemi_heap_prefix_in_use();
+    ushmemi_g.user_base += own_blocks;
+    ushmemi_g.user_size -= own_blocks;
     print_banner();
     ushmemi_barrier_world();
 }
@@ -370,6 +410,8 @@ USHMEMI_API void shmem_finalize(void)
     free(ushmemi_g.peers);
     ushmemi_g.peers = NULL;
     ushmemi_g.heap_base = NULL;
+    ushmemi_g.user_base = NULL;
+    ushmemi_g.user_size = 0;
     ushmemi_g.initialized = 0;
     ushmemi_g.finalized = 1;
     if (exiting) {

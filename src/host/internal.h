@@ -24,7 +24,8 @@
 #define USHMEMI_NO_PARAM()
 
 /* Reserved at the start of every heap for the runtime's own symmetric data
- * (barrier counters, collective scratch). User allocations come after it. */
+ * (barrier counters, collective scratch). User allocations come after it
+ * and after the blocks that shmem_init allocates (see user_base). */
 #define USHMEMI_SYNC_WORDS 64            /* 64-bit flags for barriers */
 #define USHMEMI_SCRATCH_SIZE (64 * 1024) /* collective scratch per PE */
 #define USHMEMI_STREAM_PES 1024           /* world PEs that stream barriers reach */
@@ -59,8 +60,16 @@ struct ushmemi_state {
     const struct ushmemi_device_ops *dev_ops;
     struct ushmemi_device *dev;
 
-    char *heap_base; /* this PE's heap */
+    char *heap_base; /* this PE's heap: the reserved area, then the user part */
     size_t heap_size;
+    /* The user part, the only one user calls may name: after the reserved
+     * area and the blocks that shmem_init allocates for itself (the device
+     * API's peer table). */
+    char *user_base;
+    size_t user_size;
+    /* The lowest address a private buffer may start at: no mapping lies
+     * below vm.mmap_min_addr, so NULL plus a small offset is caught there. */
+    uintptr_t addr_min;
     bool heap_host_accessible;         /* pointer_query said the CPU may touch it */
     bool heap_is_device;               /* pointer_query said device memory */
     bool heap_host_backed;             /* host RAM underneath (a NIC can reach it without FI_HMEM) */
@@ -147,9 +156,21 @@ struct ushmemi_loc {
 };
 
 /* Checks that pe is in range and that [addr, addr+len) lies in one symmetric
- * segment (heap or data segment), and locates it on pe. Fatal otherwise. */
+ * segment that user calls may reach (the heap's user part or the data
+ * segment), and locates it on pe. Fatal otherwise: the reserved area at the
+ * start of the heap is no target of a user call. */
 void ushmemi_locate(const char *call, const void *addr, size_t len, int pe,
                     struct ushmemi_loc *loc_p);
+/* The same for the runtime's own symmetric data: [addr, addr+len) must lie
+ * in the reserved area (barrier counters, collective stage). */
+void ushmemi_locate_reserved(const char *call, const void *addr, size_t len, int pe,
+                             struct ushmemi_loc *loc_p);
+
+/* Ends the job naming a private buffer of a data call (a put's source, a
+ * get's destination, an atomic's fetch result) that is no memory the call
+ * may use: see ushmemi_private_ok. `what` names the argument. */
+_Noreturn void ushmemi_bad_private(const char *call, const char *what, const void *addr,
+                                   size_t len, int pe);
 
 /* Translates a symmetric address of this PE into the address of the same
  * object on `pe` as mapped here, with ushmemi_locate's checks; fatal when
@@ -165,6 +186,8 @@ void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe
  * reused on return. Fatal on bad input or a failed transfer. */
 void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi);
 void ushmemi_get(const char *call, void *dst, const void *src, size_t len, int pe, bool nbi);
+/* A blocking get from the reserved area of pe (the collective stage). */
+void ushmemi_get_reserved(const char *call, void *dst, const void *src, size_t len, int pe);
 
 /* The mapped address of the size-byte object at addr on pe when the route
  * of `cls` to pe is direct (or self) and the CPU may touch the word, else
@@ -210,12 +233,73 @@ void ushmemi_host_copies_complete(const char *call);
 /* Zeroes symmetric memory of this PE (memset, or the device's memset). */
 void ushmemi_host_copy_zero(void *dst, size_t len);
 
-/* True when [addr, addr+len) lies in this PE's symmetric heap. */
+/* True when [addr, addr+len) lies in this PE's symmetric heap, reserved area
+ * included: for questions about the memory itself (device or host). */
 static inline bool ushmemi_in_heap(const void *addr, size_t len)
 {
     const char *p = (const char *)addr;
     return p >= ushmemi_g.heap_base && len <= ushmemi_g.heap_size &&
            (size_t)(p - ushmemi_g.heap_base) <= ushmemi_g.heap_size - len;
+}
+
+/* True when [addr, addr+len) lies in the heap's user part, where the
+ * allocations are: the only part of the heap that user calls may name. */
+static inline bool ushmemi_in_user_heap(const void *addr, size_t len)
+{
+    const char *p = (const char *)addr;
+    return p >= ushmemi_g.user_base && len <= ushmemi_g.user_size &&
+           (size_t)(p - ushmemi_g.user_base) <= ushmemi_g.user_size - len;
+}
+
+/* Addresses at or above this are never user memory: the kernel's half on
+ * x86-64 (bit 63, which linear address masking leaves alone too) and on
+ * AArch64 (bit 55: the top byte may carry a tag there). */
+#if defined(__x86_64__)
+#define USHMEMI_USER_ADDR_END ((uintptr_t)1 << 63)
+#elif defined(__aarch64__)
+#define USHMEMI_USER_ADDR_END ((uintptr_t)1 << 55)
+#else
+#define USHMEMI_USER_ADDR_END UINTPTR_MAX
+#endif
+
+/* True when a private buffer of len > 0 bytes may be what a data call reads
+ * or writes on this PE: it does not start in the unmappable lowest pages
+ * (NULL and small offsets from it), does not wrap or reach the kernel's
+ * addresses, and does not overlap the heap's reserved area. A few compares,
+ * for every call; whether the pages are mapped is asked of the kernel only
+ * where that is cheap beside the transfer (ushmemi_private_mapped). */
+static inline bool ushmemi_private_ok(const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t)addr, end;
+    if (__builtin_add_overflow(a, len, &end) || a < ushmemi_g.addr_min ||
+        end > USHMEMI_USER_ADDR_END)
+        return false;
+    return a >= (uintptr_t)ushmemi_g.user_base || end <= (uintptr_t)ushmemi_g.heap_base;
+}
+
+/* Transfers of at least this many bytes that the CPU copies ask the kernel
+ * whether every page of the private buffer is mapped: one system call
+ * (0.1 to 1.5 us, the latter in a virtual machine) beside a copy of 50 us or
+ * more, so a SIGSEGV in the copy becomes a message for about 1% of the
+ * time. Smaller copies are not asked: the call would cost them more than
+ * the copy. */
+#define USHMEMI_PROBE_MIN ((size_t)1 << 20)
+
+/* True when every page of [addr, addr+len) is mapped, asked of the kernel
+ * without touching the memory. */
+bool ushmemi_private_mapped(const void *addr, size_t len);
+
+/* Checks the private buffer of a data call of len > 0 bytes: fatal (naming
+ * call, argument and PE) unless ushmemi_private_ok, and for a large copy by
+ * the CPU unless its pages are mapped. */
+static inline void ushmemi_check_private(const char *call, const char *what, const void *addr,
+                                         size_t len, int pe)
+{
+    if (__builtin_expect(!ushmemi_private_ok(addr, len), 0))
+        ushmemi_bad_private(call, what, addr, len, pe);
+    if (__builtin_expect(len >= USHMEMI_PROBE_MIN, 0) && ushmemi_g.heap_host_accessible &&
+        !ushmemi_private_mapped(addr, len))
+        ushmemi_bad_private(call, what, addr, len, pe);
 }
 
 /* True when [addr, addr+len) lies in the shared data segment. */
@@ -248,6 +332,9 @@ bool ushmemi_heap_resize(void *ptr, size_t size);
 /* Size of the live allocation at ptr, 0 when none. */
 size_t ushmemi_heap_block_size(const void *ptr);
 size_t ushmemi_heap_bytes_in_use(void);
+/* Bytes from the start of the heap that live blocks cover without a gap:
+ * after shmem_init's own allocations, where the user's part begins. */
+size_t ushmemi_heap_prefix_in_use(void);
 
 /* World barrier over the mapped heaps (barrier.c), used by init, alloc, collectives. */
 void ushmemi_barrier_world(void);

@@ -126,7 +126,7 @@ USHMEMI_API void *shmem_align(size_t alignment, size_t size)
 
 static void free_checked(const char *call, void *ptr)
 {
-    if (!ushmemi_heap_free(ptr))
+    if (!ushmemi_in_user_heap(ptr, 1) || !ushmemi_heap_free(ptr))
         ushmemi_fatal(call, "%p is not the start of a live symmetric heap allocation", ptr);
 }
 
@@ -149,7 +149,7 @@ USHMEMI_API void *shmem_realloc(void *ptr, size_t size)
         shmem_free(ptr);
         return NULL;
     }
-    size_t old = ushmemi_heap_block_size(ptr);
+    size_t old = ushmemi_in_user_heap(ptr, 1) ? ushmemi_heap_block_size(ptr) : 0;
     if (old == 0)
         ushmemi_fatal("shmem_realloc", "%p is not the start of a live symmetric heap allocation",
                       ptr);

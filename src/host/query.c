@@ -31,7 +31,8 @@ USHMEMI_API int shmem_pe_accessible(int pe)
 USHMEMI_API int shmem_addr_accessible(const void *addr, int pe)
 {
     ushmemi_check_init("shmem_addr_accessible");
-    return shmem_pe_accessible(pe) && (ushmemi_in_heap(addr, 1) || ushmemi_in_static(addr, 1));
+    return shmem_pe_accessible(pe) &&
+           (ushmemi_in_user_heap(addr, 1) || ushmemi_in_static(addr, 1));
 }
 
 USHMEMI_API void *shmem_ptr(const void *dest, int pe)
@@ -41,7 +42,7 @@ USHMEMI_API void *shmem_ptr(const void *dest, int pe)
         return NULL;
     const struct ushmemi_peer *peer;
     const char *local_base;
-    if (ushmemi_in_heap(dest, 1) && ushmemi_g.heap_host_accessible) {
+    if (ushmemi_in_user_heap(dest, 1) && ushmemi_g.heap_host_accessible) {
         peer = &ushmemi_g.peers[pe];
         local_base = ushmemi_g.heap_base;
     } else if (ushmemi_in_static(dest, 1)) {

@@ -322,10 +322,14 @@ USHMEMI_API void shmem_quiet(void)
 /* Contexts share this PE's roads, so ordering or completing one context's
  * operations orders or completes them all: on the mapped roads there is
  * nothing outstanding to wait for, and over the fabric a quiet on one
- * context also waits for the others' operations (correct, not separate). */
+ * context also waits for the others' operations (correct, not separate).
+ * On SHMEM_CTX_INVALID (a failed shmem_team_create_ctx, say, on a PE
+ * outside the team) no operation is performed, as OpenSHMEM 1.5 says. */
 USHMEMI_API void shmem_ctx_fence(shmem_ctx_t ctx)
 {
     ushmemi_check_init("shmem_ctx_fence");
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
     ushmemi_ctx_pe("shmem_ctx_fence", ctx, 0);
     ushmemi_road_fence("shmem_ctx_fence");
 }
@@ -333,16 +337,21 @@ USHMEMI_API void shmem_ctx_fence(shmem_ctx_t ctx)
 USHMEMI_API void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
     ushmemi_check_init("shmem_ctx_quiet");
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
     ushmemi_ctx_pe("shmem_ctx_quiet", ctx, 0);
     ushmemi_road_quiet("shmem_ctx_quiet");
 }
 
 /* OpenSHMEM 1.6: completes the operations to the PEs listed (numbered in
  * the context's team). Each listed PE is checked; the completion itself is
- * the whole quiet, which covers them. */
+ * the whole quiet, which covers them. SHMEM_CTX_INVALID does nothing, as
+ * for shmem_ctx_quiet. */
 static void pe_quiet(const char *call, shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     ushmemi_check_init(call);
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
     if (npes > 0 && target_pes == NULL)
         ushmemi_fatal(call, "target_pes is NULL with npes %zu", npes);
     for (size_t i = 0; i < npes; i++) {

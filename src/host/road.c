@@ -69,8 +69,12 @@ static void fabric_put(const char *call, int pe, const struct ushmemi_loc *loc, 
     }
     status = nbi ? ops->put_nbi(ushmemi_g.fabric, pe, loc->sym, src, len)
                  : ops->put(ushmemi_g.fabric, pe, loc->sym, src, len);
-    if (status != USHMEM_OK)
+    if (status != USHMEM_OK) {
+        /* A provider that read an unmapped source fails (EFAULT): say so. */
+        if (!ushmemi_private_mapped(src, len))
+            ushmemi_bad_private(call, "source", src, len, pe);
         fabric_failed(call, nbi ? "non-blocking put" : "put", pe, loc, len, status);
+    }
 }
 
 static void fabric_get(const char *call, int pe, const struct ushmemi_loc *loc, void *dst,
@@ -94,8 +98,11 @@ static void fabric_get(const char *call, int pe, const struct ushmemi_loc *loc, 
     }
     status = nbi ? ops->get_nbi(ushmemi_g.fabric, pe, dst, loc->sym, len)
                  : ops->get(ushmemi_g.fabric, pe, dst, loc->sym, len);
-    if (status != USHMEM_OK)
+    if (status != USHMEM_OK) {
+        if (!ushmemi_private_mapped(dst, len))
+            ushmemi_bad_private(call, "dest", dst, len, pe);
         fabric_failed(call, nbi ? "non-blocking get" : "get", pe, loc, len, status);
+    }
 }
 
 static _Noreturn void no_route(const char *call, enum ushmemi_op_class cls, int pe)
@@ -107,11 +114,13 @@ static _Noreturn void no_route(const char *call, enum ushmemi_op_class cls, int 
 
 enum rma_road { RMA_EMPTY, RMA_MAPPED, RMA_FABRIC, RMA_STAGED };
 
-/* Where one put or get goes, with loc_p filled for the symmetric side; a
- * missing route is fatal. An empty transfer touches no memory, so only the
- * PE is checked: programs pass NULL or unaligned pointers with a zero count. */
-static enum rma_road rma_road(const char *call, const void *sym, size_t len, int pe,
-                              struct ushmemi_loc *loc_p)
+/* Where one put or get goes, with loc_p filled for the symmetric side (in
+ * the heap's user part or the data segment, or for the runtime's own calls
+ * in the reserved area); a missing route is fatal. An empty transfer
+ * touches no memory, so only the PE is checked: programs pass NULL or
+ * unaligned pointers with a zero count. */
+static inline enum rma_road rma_road(const char *call, const void *sym, size_t len, int pe,
+                                     bool reserved, struct ushmemi_loc *loc_p)
 {
     if (len == 0) {
         if (pe < 0 || pe >= ushmemi_g.n_pes)
@@ -119,7 +128,10 @@ static enum rma_road rma_road(const char *call, const void *sym, size_t len, int
                           ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
         return RMA_EMPTY;
     }
-    ushmemi_locate(call, sym, len, pe, loc_p);
+    if (reserved)
+        ushmemi_locate_reserved(call, sym, len, pe, loc_p);
+    else
+        ushmemi_locate(call, sym, len, pe, loc_p);
     enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
     if (__builtin_expect(loc_p->mapped != NULL &&
                              (route == USHMEMI_ROUTE_DIRECT || route == USHMEMI_ROUTE_SELF),
@@ -135,28 +147,44 @@ static enum rma_road rma_road(const char *call, const void *sym, size_t len, int
 void ushmemi_put(const char *call, void *dest, const void *src, size_t len, int pe, bool nbi)
 {
     struct ushmemi_loc loc;
-    enum rma_road road = rma_road(call, dest, len, pe, &loc);
+    enum rma_road road = rma_road(call, dest, len, pe, false, &loc);
+    if (road == RMA_EMPTY)
+        return;
+    ushmemi_check_private(call, "source", src, len, pe);
     if (__builtin_expect(road == RMA_MAPPED, 1))
         ushmemi_host_put_copy(call, loc.mapped, src, len, nbi);
-    else if (road != RMA_EMPTY)
+    else
         fabric_put(call, pe, &loc, src, len, nbi, road == RMA_STAGED);
+}
+
+static inline void get_from(const char *call, void *dst, const void *src, size_t len, int pe,
+                            bool nbi, bool reserved)
+{
+    struct ushmemi_loc loc;
+    enum rma_road road = rma_road(call, src, len, pe, reserved, &loc);
+    if (road == RMA_EMPTY)
+        return;
+    ushmemi_check_private(call, "dest", dst, len, pe);
+    if (__builtin_expect(road == RMA_MAPPED, 1))
+        ushmemi_host_copy(call, dst, loc.mapped, len);
+    else
+        fabric_get(call, pe, &loc, dst, len, nbi, road == RMA_STAGED);
 }
 
 void ushmemi_get(const char *call, void *dst, const void *src, size_t len, int pe, bool nbi)
 {
-    struct ushmemi_loc loc;
-    enum rma_road road = rma_road(call, src, len, pe, &loc);
-    if (__builtin_expect(road == RMA_MAPPED, 1))
-        ushmemi_host_copy(call, dst, loc.mapped, len);
-    else if (road != RMA_EMPTY)
-        fabric_get(call, pe, &loc, dst, len, nbi, road == RMA_STAGED);
+    get_from(call, dst, src, len, pe, nbi, false);
 }
 
-void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void *addr,
-                         size_t size, int pe)
+void ushmemi_get_reserved(const char *call, void *dst, const void *src, size_t len, int pe)
 {
-    struct ushmemi_loc loc;
-    ushmemi_locate(call, addr, size, pe, &loc);
+    get_from(call, dst, src, len, pe, false, true);
+}
+
+/* The mapped word of an atomic at loc (ushmemi_amo_direct). */
+static void *amo_direct_at(const char *call, enum ushmemi_op_class cls, const void *addr,
+                           size_t size, int pe, const struct ushmemi_loc *loc)
+{
     if (__builtin_expect((uintptr_t)addr % size != 0, 0))
         ushmemi_fatal(call, "address %p to PE %d is not aligned to %zu bytes, as an atomic "
                       "needs", addr, pe, size);
@@ -165,16 +193,16 @@ void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void
     case USHMEMI_ROUTE_SELF:
     case USHMEMI_ROUTE_DIRECT:
     case USHMEMI_ROUTE_HOST_SYNC:
-        if (loc.mapped == NULL)
+        if (loc->mapped == NULL)
             no_route(call, cls, pe);
         /* A word of a device heap is no address for the CPU: the device runs
          * the atomic (ushmemi_amo_indirect). The data segment is host
          * memory whatever the backend. */
         if (__builtin_expect(!ushmemi_g.heap_host_accessible &&
-                                 ushmemi_sym_segment(loc.sym) == USHMEMI_SEG_HEAP,
+                                 ushmemi_sym_segment(loc->sym) == USHMEMI_SEG_HEAP,
                              0))
             return NULL;
-        return loc.mapped;
+        return loc->mapped;
     case USHMEMI_ROUTE_PROXY_OFI:
     case USHMEMI_ROUTE_STAGED:
         return NULL;
@@ -182,6 +210,14 @@ void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void
         break;
     }
     no_route(call, cls, pe);
+}
+
+void *ushmemi_amo_direct(const char *call, enum ushmemi_op_class cls, const void *addr,
+                         size_t size, int pe)
+{
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, addr, size, pe, &loc);
+    return amo_direct_at(call, cls, addr, size, pe, &loc);
 }
 
 _Static_assert(USHMEMI_AMO_FETCH == (int)USHMEM_RING_AMO_FETCH &&
@@ -226,34 +262,52 @@ static void amo_on_device(const char *call, void *word, int pe, enum ushmemi_amo
     }
 }
 
-void ushmemi_amo_indirect(const char *call, enum ushmemi_op_class cls, const void *addr, int pe,
-                          enum ushmemi_amo_op op, enum ushmemi_amo_type type,
-                          const void *operand, const void *compare, void *result)
+static size_t amo_size(enum ushmemi_amo_type type)
 {
-    size_t size = type == USHMEMI_AMO_INT32 || type == USHMEMI_AMO_UINT32 ||
-                          type == USHMEMI_AMO_FLOAT
-                      ? 4
-                      : 8;
-    struct ushmemi_loc loc;
-    ushmemi_locate(call, addr, size, pe, &loc);
+    return type == USHMEMI_AMO_INT32 || type == USHMEMI_AMO_UINT32 || type == USHMEMI_AMO_FLOAT
+               ? 4
+               : 8;
+}
+
+/* An atomic at loc that the CPU does not run itself (ushmemi_amo_indirect). */
+static void amo_indirect_at(const char *call, enum ushmemi_op_class cls,
+                            const struct ushmemi_loc *loc, int pe, enum ushmemi_amo_op op,
+                            enum ushmemi_amo_type type, const void *operand, const void *compare,
+                            void *result)
+{
+    size_t size = amo_size(type);
     enum ushmemi_route route = ushmemi_g.peers[pe].route[cls];
     bool mapped = route == USHMEMI_ROUTE_SELF || route == USHMEMI_ROUTE_DIRECT ||
                   route == USHMEMI_ROUTE_HOST_SYNC;
-    if (mapped && loc.mapped != NULL) {
-        amo_on_device(call, loc.mapped, pe, op, size, operand, compare, result);
+    if (mapped && loc->mapped != NULL) {
+        amo_on_device(call, loc->mapped, pe, op, size, operand, compare, result);
         return;
     }
     if (ushmemi_g.fabric == NULL)
         no_route(call, cls, pe);
-    ushmem_status_t status = ushmemi_g.fabric_ops->atomic(ushmemi_g.fabric, pe, loc.sym, op,
+    ushmem_status_t status = ushmemi_g.fabric_ops->atomic(ushmemi_g.fabric, pe, loc->sym, op,
                                                           type, operand, compare, result);
     if (status != USHMEM_OK)
-        fabric_failed(call, "atomic", pe, &loc, size, status);
+        fabric_failed(call, "atomic", pe, loc, size, status);
 }
 
+void ushmemi_amo_indirect(const char *call, enum ushmemi_op_class cls, const void *addr, int pe,
+                          enum ushmemi_amo_op op, enum ushmemi_amo_type type,
+                          const void *operand, const void *compare, void *result)
+{
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, addr, amo_size(type), pe, &loc);
+    amo_indirect_at(call, cls, &loc, pe, op, type, operand, compare, result);
+}
+
+/* The runtime's own counters, in the reserved area: located as such, which
+ * a user call's address never is. */
 void ushmemi_sync_add(const char *call, _Atomic uint64_t *addr, uint64_t value, int pe)
 {
-    _Atomic uint64_t *word = ushmemi_amo_direct(call, USHMEMI_CLASS_SYNC, addr, sizeof(*addr), pe);
+    struct ushmemi_loc loc;
+    ushmemi_locate_reserved(call, (const void *)addr, sizeof(*addr), pe, &loc);
+    _Atomic uint64_t *word = amo_direct_at(call, USHMEMI_CLASS_SYNC, (const void *)addr,
+                                           sizeof(*addr), pe, &loc);
     if (__builtin_expect(word != NULL, 1)) {
         /* Release publishes this PE's earlier stores (and what it saw from
          * others) to the PE that acquires the counter. */
@@ -263,8 +317,8 @@ void ushmemi_sync_add(const char *call, _Atomic uint64_t *addr, uint64_t value, 
     /* Fabric puts are complete (delivered) when they return, and fabric
      * atomics are executed in order after them on this endpoint. */
     atomic_thread_fence(memory_order_seq_cst);
-    ushmemi_amo_indirect(call, USHMEMI_CLASS_SYNC, (const void *)addr, pe, USHMEMI_AMO_ADD,
-                         USHMEMI_AMO_UINT64, &value, NULL, NULL);
+    amo_indirect_at(call, USHMEMI_CLASS_SYNC, &loc, pe, USHMEMI_AMO_ADD, USHMEMI_AMO_UINT64,
+                    &value, NULL, NULL);
 }
 
 bool ushmemi_road_uses_fabric(enum ushmemi_op_class cls)

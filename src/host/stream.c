@@ -43,18 +43,24 @@ static void check(const char *call, ushmem_status_t status)
                       ushmemi_status_string(status));
 }
 
-/* The object [addr, addr+len) of pe as mapped here; fatal when the peer is
- * not mapped (another node, or USHMEM_IPC=0). */
+/* The located object of pe as mapped here; fatal when the peer is not
+ * mapped (another node, or USHMEM_IPC=0). */
+static void *mapped_at(const char *call, const struct ushmemi_loc *loc, int pe)
+{
+    if (loc->mapped == NULL)
+        ushmemi_fatal(call, "PE %d's memory is not mapped here (%s); stream-ordered calls reach "
+                            "only mapped peers",
+                      pe, ushmemi_g.peers[pe].map_why);
+    return loc->mapped;
+}
+
+/* The user's symmetric object [addr, addr+len) of pe as mapped here. */
 static void *mapped(const char *call, const void *addr, size_t len, int pe)
 {
     struct ushmemi_loc loc;
 
     ushmemi_locate(call, addr, len, pe, &loc);
-    if (loc.mapped == NULL)
-        ushmemi_fatal(call, "PE %d's memory is not mapped here (%s); stream-ordered calls reach "
-                            "only mapped peers",
-                      pe, ushmemi_g.peers[pe].map_why);
-    return loc.mapped;
+    return mapped_at(call, &loc, pe);
 }
 
 static void *stream_of(CUstream stream)
@@ -87,7 +93,9 @@ static void barrier_on_stream(const char *call, const struct ushmemi_coll_set *s
         int to = ushmemi_coll_world_pe(set, (set->me + dist) % set->size);
         int from = ushmemi_coll_world_pe(set, (set->me - dist % set->size + set->size) %
                                                   set->size);
-        uint64_t *flag = mapped(call, &own[me_world], sizeof(uint64_t), to);
+        struct ushmemi_loc loc;
+        ushmemi_locate_reserved(call, &own[me_world], sizeof(uint64_t), to, &loc);
+        uint64_t *flag = mapped_at(call, &loc, to);
 
         check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream), flag,
                                                      ++stream_sent[to]));

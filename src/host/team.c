@@ -174,16 +174,28 @@ USHMEMI_API int shmem_team_split_strided(shmem_team_t parent_team, int start, in
     *new_team = SHMEM_TEAM_INVALID;
     const struct ushmemi_team *parent = ushmemi_team_lookup(call, parent_team);
     if (parent == NULL) {
-        ushmemi_error("%s: PE %d passed SHMEM_TEAM_INVALID as the parent", call, ushmemi_g.my_pe);
+        /* Defined by the specification: no team, and a nonzero return,
+         * which programs split from a team they are not in rely on. */
+        ushmemi_debug("%s: the parent is SHMEM_TEAM_INVALID: no team", call);
         return -1;
     }
     if (ushmemi_team_index_of(parent, ushmemi_g.my_pe) < 0)
         ushmemi_fatal(call, "PE %d is not a member of the parent team", ushmemi_g.my_pe);
     /* Every PE of the parent passes the same triplet, so they all take the
-     * same error return without meeting. */
+     * same error return without meeting. A size of 0 is what programs get
+     * from "every k-th PE" (npes / k) in a job of fewer than k PEs: no team,
+     * as for any invalid triplet, and no error. */
+    if (size == 0) {
+        ushmemi_debug("%s: size 0: no team", call);
+        return -1;
+    }
+    if (size < 0) {
+        ushmemi_error("%s: PE %d: size %d is negative", call, ushmemi_g.my_pe, size);
+        return -1;
+    }
     long long last = (long long)start + (long long)(size - 1) * stride;
-    if (start < 0 || start >= parent->size || size < 1 || (stride == 0 && size > 1) ||
-        last < 0 || last >= parent->size) {
+    if (start < 0 || start >= parent->size || (stride == 0 && size > 1) || last < 0 ||
+        last >= parent->size) {
         ushmemi_error("%s: PE %d: start %d, stride %d, size %d does not lie in the parent team "
                       "of %d PEs (0 <= start + i * stride < %d for every i < size; stride 0 "
                       "only with size 1)",
@@ -224,7 +236,7 @@ USHMEMI_API int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
     const struct ushmemi_team *parent = ushmemi_team_lookup(call, parent_team);
     if (parent == NULL) {
-        ushmemi_error("%s: PE %d passed SHMEM_TEAM_INVALID as the parent", call, ushmemi_g.my_pe);
+        ushmemi_debug("%s: the parent is SHMEM_TEAM_INVALID: no teams", call);
         return -1;
     }
     int me = ushmemi_team_index_of(parent, ushmemi_g.my_pe);

@@ -1,10 +1,13 @@
 /* Shared helpers of the host API: fatal errors, argument checks, address
  * translation, copies and polling. */
+#include <errno.h>
 #include <sched.h>
-#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -35,15 +38,50 @@ void ushmemi_check_init(const char *call)
     ushmemi_fatal(call, "called before shmem_init");
 }
 
-void ushmemi_locate(const char *call, const void *addr, size_t len, int pe,
-                    struct ushmemi_loc *loc_p)
+static void check_pe(const char *call, int pe)
 {
     if (__builtin_expect(pe < 0 || pe >= ushmemi_g.n_pes, 0))
         ushmemi_fatal(call, "PE %d is out of range (the job has %d PEs: 0 to %d)", pe,
                       ushmemi_g.n_pes, ushmemi_g.n_pes - 1);
+}
+
+/* Whether [p, p + len) overlaps [lo, lo + size). */
+static bool overlaps(const char *p, size_t len, const char *lo, size_t size)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)lo;
+    return a < b + size && (len > UINTPTR_MAX - a || a + len > b);
+}
+
+static _Noreturn __attribute__((cold)) void not_symmetric(const char *call, const void *addr,
+                                                          size_t len, int pe)
+{
+    /* The heap a user sees is its user part; a stray index below the first
+     * allocation lands in the reserved area, which the hint names. */
+    const char *hint = overlaps(addr, len, ushmemi_g.heap_base,
+                                (size_t)(ushmemi_g.user_base - ushmemi_g.heap_base))
+                           ? "; it reaches into the library's reserved area at the start of "
+                             "the heap, below the first allocation"
+                           : "";
+    if (ushmemi_g.static_size)
+        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is neither in "
+                      "the symmetric heap [%p, %p) nor in the data segment [%p, %p)%s",
+                      addr, len, pe, (void *)ushmemi_g.user_base,
+                      (void *)(ushmemi_g.user_base + ushmemi_g.user_size),
+                      (void *)ushmemi_g.static_base,
+                      (void *)(ushmemi_g.static_base + ushmemi_g.static_size), hint);
+    ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is not in the "
+                  "symmetric heap [%p, %p)%s",
+                  addr, len, pe, (void *)ushmemi_g.user_base,
+                  (void *)(ushmemi_g.user_base + ushmemi_g.user_size), hint);
+}
+
+void ushmemi_locate(const char *call, const void *addr, size_t len, int pe,
+                    struct ushmemi_loc *loc_p)
+{
+    check_pe(call, pe);
     const char *base;
     uint64_t offset;
-    if (__builtin_expect(ushmemi_in_heap(addr, len), 1)) {
+    if (__builtin_expect(ushmemi_in_user_heap(addr, len), 1)) {
         offset = (uint64_t)((const char *)addr - ushmemi_g.heap_base);
         loc_p->sym = ushmemi_sym_offset(USHMEMI_SEG_HEAP, offset);
         base = ushmemi_g.peers[pe].base;
@@ -51,20 +89,60 @@ void ushmemi_locate(const char *call, const void *addr, size_t len, int pe,
         offset = (uint64_t)((const char *)addr - ushmemi_g.static_base);
         loc_p->sym = ushmemi_sym_offset(USHMEMI_SEG_STATIC, offset);
         base = ushmemi_g.static_peers != NULL ? ushmemi_g.static_peers[pe].base : NULL;
-    } else if (ushmemi_g.static_size) {
-        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is neither in the "
-                      "symmetric heap [%p, %p) nor in the data segment [%p, %p)",
-                      addr, len, pe, (void *)ushmemi_g.heap_base,
-                      (void *)(ushmemi_g.heap_base + ushmemi_g.heap_size),
-                      (void *)ushmemi_g.static_base,
-                      (void *)(ushmemi_g.static_base + ushmemi_g.static_size));
     } else {
-        ushmemi_fatal(call, "address %p (%zu bytes) to PE %d is not symmetric: it is not in the "
-                      "symmetric heap [%p, %p)",
-                      addr, len, pe, (void *)ushmemi_g.heap_base,
-                      (void *)(ushmemi_g.heap_base + ushmemi_g.heap_size));
+        not_symmetric(call, addr, len, pe);
     }
     loc_p->mapped = base != NULL ? (char *)base + offset : NULL;
+}
+
+void ushmemi_locate_reserved(const char *call, const void *addr, size_t len, int pe,
+                             struct ushmemi_loc *loc_p)
+{
+    check_pe(call, pe);
+    const char *p = addr;
+    if (__builtin_expect(p < ushmemi_g.heap_base || len > USHMEMI_RESERVED_SIZE ||
+                             (size_t)(p - ushmemi_g.heap_base) > USHMEMI_RESERVED_SIZE - len,
+                         0))
+        ushmemi_fatal(call, "internal error: %p (%zu bytes) to PE %d is not in the reserved "
+                      "heap area [%p, %p)",
+                      addr, len, pe, (void *)ushmemi_g.heap_base, (void *)ushmemi_g.user_base);
+    uint64_t offset = (uint64_t)(p - ushmemi_g.heap_base);
+    const char *base = ushmemi_g.peers[pe].base;
+    loc_p->sym = ushmemi_sym_offset(USHMEMI_SEG_HEAP, offset);
+    loc_p->mapped = base != NULL ? (char *)base + offset : NULL;
+}
+
+bool ushmemi_private_mapped(const void *addr, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)addr & ~(page - 1);
+    /* msync with MS_ASYNC writes nothing back (the kernel tracks dirty
+     * pages itself) and walks only the mappings: ENOMEM says some page of
+     * the range has none. It reads no byte, so it cannot fault. */
+    return msync((void *)start, (uintptr_t)addr + len - start, MS_ASYNC) == 0 || errno != ENOMEM;
+}
+
+_Noreturn void ushmemi_bad_private(const char *call, const char *what, const void *addr,
+                                   size_t len, int pe)
+{
+    uintptr_t a = (uintptr_t)addr;
+    if (addr == NULL)
+        ushmemi_fatal(call, "%s is NULL (%zu bytes, PE %d)", what, len, pe);
+    if (a < ushmemi_g.addr_min)
+        ushmemi_fatal(call, "%s %p (%zu bytes, PE %d) lies in the lowest %zu bytes of the "
+                      "address space, where nothing is mapped (NULL plus an offset?)",
+                      what, addr, len, pe, (size_t)ushmemi_g.addr_min);
+    if (len > USHMEMI_USER_ADDR_END || a > USHMEMI_USER_ADDR_END - len)
+        ushmemi_fatal(call, "%s %p (%zu bytes, PE %d) runs past the highest user-space address",
+                      what, addr, len, pe);
+    if (overlaps(addr, len, ushmemi_g.heap_base,
+                 (size_t)(ushmemi_g.user_base - ushmemi_g.heap_base)))
+        ushmemi_fatal(call, "%s %p (%zu bytes, PE %d) overlaps the library's reserved area [%p, "
+                      "%p) at the start of the symmetric heap, below the first allocation",
+                      what, addr, len, pe, (void *)ushmemi_g.heap_base,
+                      (void *)ushmemi_g.user_base);
+    ushmemi_fatal(call, "%s %p (%zu bytes, PE %d) is not mapped memory of this process",
+                  what, addr, len, pe);
 }
 
 void *ushmemi_remote_addr(const char *call, const void *addr, size_t len, int pe)

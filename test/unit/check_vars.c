@@ -71,6 +71,9 @@ static void clear_env(void)
     unsetenv("USHMEM_FD_PASSING");
     unsetenv("USHMEM_NO_SUCH_THING");
     unsetenv("USHMEM_BOOTSTRAP_TIMEOUT");
+    unsetenv("SHMEM_SYMETRIC_SIZE");
+    unsetenv("SHMEM_NO_SUCH_THING");
+    unsetenv("XSHMEM_SYMETRIC_SIZE");
 }
 
 START_TEST(test_defaults)
@@ -143,6 +146,37 @@ START_TEST(test_unknown_warned)
 }
 END_TEST
 
+/* The OpenSHMEM names are checked too: a typo in SHMEM_SYMMETRIC_SIZE would
+ * otherwise run with the default heap, and the warning names the variable
+ * it nearly spells. */
+START_TEST(test_unknown_standard_warned)
+{
+    char out[4096];
+    clear_env();
+    setenv("SHMEM_SYMETRIC_SIZE", "1G", 1);
+    ck_assert_int_eq(load_captured(out, sizeof(out)), USHMEM_OK);
+    ck_assert_int_eq(ushmemi_vars_unknown_count(), 1);
+    ck_assert_ptr_nonnull(strstr(out, "unknown variable SHMEM_SYMETRIC_SIZE is ignored; did you "
+                                      "mean SHMEM_SYMMETRIC_SIZE?"));
+    ck_assert_uint_eq(ushmemi_settings.symmetric_size, (size_t)512 << 20);
+    clear_env();
+
+    /* Far from every known name: warned, with no suggestion. */
+    setenv("SHMEM_NO_SUCH_THING", "1", 1);
+    ck_assert_int_eq(load_captured(out, sizeof(out)), USHMEM_OK);
+    ck_assert_int_eq(ushmemi_vars_unknown_count(), 1);
+    ck_assert_ptr_nonnull(strstr(out, "unknown variable SHMEM_NO_SUCH_THING is ignored ("));
+    clear_env();
+
+    /* Other prefixes belong to other software. */
+    setenv("XSHMEM_SYMETRIC_SIZE", "1", 1);
+    ck_assert_int_eq(load_captured(out, sizeof(out)), USHMEM_OK);
+    ck_assert_int_eq(ushmemi_vars_unknown_count(), 0);
+    ck_assert_ptr_null(strstr(out, "XSHMEM"));
+    clear_env();
+}
+END_TEST
+
 START_TEST(test_listing)
 {
     char *buf = NULL;
@@ -178,6 +212,7 @@ int main(void)
     tcase_add_test(tc, test_environment);
     tcase_add_test(tc, test_malformed_names_variable);
     tcase_add_test(tc, test_unknown_warned);
+    tcase_add_test(tc, test_unknown_standard_warned);
     tcase_add_test(tc, test_listing);
     tcase_add_test(tc, test_log_levels);
     suite_add_tcase(s, tc);
