@@ -263,7 +263,9 @@ fi
 # heap registered as CUDA memory with the shm provider, device calls through
 # the proxy to libfabric. Only where the build's libfabric can register it.
 if want fabric && [ $have_ushmem = 1 ]; then
-    if "$build/tools/ushmem_info" 2>/dev/null | grep -q 'GPU memory it registers here: cuda'; then
+    # Read whole first: under pipefail, grep -q leaving early fails the pipe.
+    info_text=$("$build/tools/ushmem_info" 2>/dev/null)
+    if grep -q 'GPU memory it registers here: cuda' <<<"$info_text"; then
         fab=(env USHMEM_IPC=0 FI_PROVIDER=shm)
         if [ -x "$bin/dev_put_bw_ushmem" ]; then
             run_ushmem "$out/dev_put_bw_block_fabric.txt" 90 1G "${fab[@]}" \

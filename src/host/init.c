@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ushmem_config.h"
+#include "../common/sigsave.h"
 #include "../device/node_id.h"
 #include "device_api.h"
 #include "internal.h"
@@ -225,6 +226,10 @@ static void do_init(int requested)
     /* 1.6: a program may initialise again after its last finalize. */
     ushmemi_g.finalized = 0;
     ushmemi_barrier_reset();
+    /* What init starts (PMIx, the GPU driver and runtime, NVML, libfabric)
+     * may install signal handlers; the program keeps its own dispositions. */
+    static struct ushmemi_sigsave program_signals; /* large for a stack */
+    ushmemi_sigsave(&program_signals);
 
     /* The bootstrap first, so that every message below names the PE; its
      * own debug lines honour SHMEM_DEBUG through a quick look-up. */
@@ -347,6 +352,10 @@ static void do_init(int requested)
     ushmemi_g.user_size -= own_blocks;
     print_banner();
     ushmemi_barrier_world();
+    char changed[256] = "";
+    if (ushmemi_sigrestore(&program_signals, changed, sizeof(changed)) > 0)
+        ushmemi_debug("shmem_init: what it started installed handlers for %s; the program's own "
+                      "dispositions are back", changed);
 }
 
 USHMEMI_API void shmem_init(void) { do_init(SHMEM_THREAD_SINGLE); }

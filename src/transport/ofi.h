@@ -8,8 +8,8 @@
 extern const struct ushmemi_transport_ops ushmemi_transport_ofi_ops;
 
 /* Lines for ushmem_info: the libfabric loaded (or why none), its providers
- * with RMA, atomics and FI_HMEM, the device-memory interfaces it was built
- * with and can use here, and the signal handlers loading it installed. */
+ * with RMA, atomics and FI_HMEM, the GPU memory it can register here, and
+ * the signal handlers loading it installed. */
 void ushmemi_ofi_describe(char *buf, size_t len);
 
 #endif

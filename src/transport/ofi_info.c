@@ -1,8 +1,7 @@
 /* What libfabric offers here, for ushmem_info: the library and its
  * version, the providers that have what the ofi transport needs (RMA on a
  * reliable datagram endpoint), with atomics and device memory (FI_HMEM),
- * and the device-memory interfaces libfabric was built with and those it
- * can use on this machine. Provider lists honour FI_PROVIDER, as the
+ * and the GPU memory it can register on this machine. Provider lists honour FI_PROVIDER, as the
  * transport does. */
 #include "ofi.h"
 
@@ -75,33 +74,6 @@ static void list_providers(struct text *t, struct fi_info *rma)
         ushmemi_fi.freeinfo(amo);
 }
 
-/* GPU interfaces libfabric has support for: each defines its variables
- * (hmem_cuda_*, hmem_ze_*, ...) as it sets itself up, cuda even without a
- * device, ze once the Level Zero loader is found. */
-static void list_built_interfaces(struct text *t)
-{
-    static const struct {
-        const char *iface, *param;
-    } known[] = {{"cuda", "hmem_cuda_use_gdrcopy"}, {"ze", "hmem_ze_copy_engine"},
-                 {"rocr", "hmem_rocr_use_dmabuf"}, {"neuron", "hmem_neuron_use_dmabuf"},
-                 {"synapseai", "hmem_synapseai_use_dmabuf"}};
-    struct fi_param *params = NULL;
-    int count = 0;
-    int n = 0;
-    add(t, "         FI_HMEM: GPU support in this libfabric (its hmem variables):");
-    if (ushmemi_fi.getparams(&params, &count) == 0) {
-        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-            for (int i = 0; i < count; i++)
-                if (strcmp(params[i].name, known[k].param) == 0) {
-                    add(t, "%s %s", n++ > 0 ? "," : "", known[k].iface);
-                    break;
-                }
-        ushmemi_fi.freeparams(params);
-    }
-    if (n == 0)
-        add(t, " none");
-}
-
 /* Interfaces usable here: a registration that names one succeeds only when
  * libfabric found its runtime and a device (a domain of the first FI_HMEM
  * provider, host memory, local access only). */
@@ -117,7 +89,7 @@ static void list_usable_interfaces(struct text *t)
     static char probe[4096];
     int n = 0;
 
-    add(t, "; GPU memory it registers here:");
+    add(t, "         FI_HMEM: GPU memory it registers here:");
     if (hmem == NULL || ushmemi_fi.fabric(hmem->fabric_attr, &fabric, NULL) != 0 ||
         fi_domain(fabric, hmem, &domain, NULL) != 0) {
         add(t, " none (no provider offers FI_HMEM)\n");
@@ -167,7 +139,6 @@ void ushmemi_ofi_describe(char *buf, size_t len)
     list_providers(&t, rma);
     if (rma != NULL)
         ushmemi_fi.freeinfo(rma);
-    list_built_interfaces(&t);
     list_usable_interfaces(&t);
     const char *restored = ushmemi_fi_restored_signals();
     if (restored[0] != '\0')

@@ -4,12 +4,12 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ushmem_config.h"
 #include "../common/log.h"
+#include "../common/sigsave.h"
 
 struct ushmemi_fi_api ushmemi_fi;
 
@@ -20,42 +20,6 @@ static struct {
     char path[400];
     char restored[256]; /* "SIGSEGV SIGTERM ..." */
 } lib = {.once = PTHREAD_ONCE_INIT, .status = USHMEM_ERR_UNSUPPORTED};
-
-/* Every signal's disposition, as the program set it. */
-struct dispositions {
-    struct sigaction act[NSIG];
-    bool have[NSIG];
-};
-
-static void save_dispositions(struct dispositions *d)
-{
-    for (int sig = 1; sig < NSIG; sig++)
-        d->have[sig] = sigaction(sig, NULL, &d->act[sig]) == 0;
-}
-
-static bool same_action(const struct sigaction *a, const struct sigaction *b)
-{
-    if ((a->sa_flags & SA_SIGINFO) != (b->sa_flags & SA_SIGINFO))
-        return false;
-    return (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction == b->sa_sigaction
-                                      : a->sa_handler == b->sa_handler;
-}
-
-/* Puts back every disposition that changed since save_dispositions, and
- * notes which. */
-static void restore_dispositions(const struct dispositions *d)
-{
-    for (int sig = 1; sig < NSIG; sig++) {
-        struct sigaction now;
-        if (!d->have[sig] || sigaction(sig, NULL, &now) != 0 || same_action(&now, &d->act[sig]))
-            continue;
-        sigaction(sig, &d->act[sig], NULL);
-        const char *name = sigabbrev_np(sig);
-        size_t used = strlen(lib.restored);
-        snprintf(lib.restored + used, sizeof(lib.restored) - used, "%sSIG%s",
-                 used > 0 ? " " : "", name != NULL ? name : "?");
-    }
-}
 
 /* The entry points and where each goes in ushmemi_fi. */
 static const struct {
@@ -91,11 +55,11 @@ static bool resolve_all(void *handle)
 static void load(void)
 {
     static const char *const candidates[] = {USHMEM_OFI_LIBRARY, "libfabric.so.1"};
-    struct dispositions saved;
+    struct ushmemi_sigsave saved;
     void *handle = NULL;
     char errors[400] = "";
 
-    save_dispositions(&saved);
+    ushmemi_sigsave(&saved);
     for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]) && handle == NULL; i++) {
         if (candidates[i][0] == '\0')
             continue;
@@ -109,7 +73,7 @@ static void load(void)
                      err != NULL ? err : candidates[i]);
         }
     }
-    restore_dispositions(&saved);
+    ushmemi_sigrestore(&saved, lib.restored, sizeof(lib.restored));
     if (handle == NULL) {
         snprintf(lib.why, sizeof(lib.why), "libfabric cannot be loaded (%s)", errors);
         return;
@@ -131,12 +95,12 @@ static void load(void)
     }
     /* The providers start with the first fi_getinfo, where some install
      * handlers of their own. */
-    save_dispositions(&saved);
+    ushmemi_sigsave(&saved);
     struct fi_info *info = NULL;
     if (ushmemi_fi.getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, NULL,
                            &info) == 0)
         ushmemi_fi.freeinfo(info);
-    restore_dispositions(&saved);
+    ushmemi_sigrestore(&saved, lib.restored, sizeof(lib.restored));
     if (lib.restored[0] != '\0')
         ushmemi_debug("ofi: loading %s installed handlers for %s; the program's dispositions are "
                       "back", lib.path, lib.restored);
