@@ -170,15 +170,22 @@ static ushmem_status_t amo_load(struct ushmemi_device *dev)
 static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                                   uint64_t operand, uint64_t compare, uint64_t *old_p);
 
-ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
-                                 uint64_t operand, uint64_t compare, uint64_t *old_p)
+/* Checks an atomic's arguments and makes the device's context current. */
+static ushmem_status_t amo_begin(struct ushmemi_device *dev, const void *addr, unsigned op,
+                                 size_t size)
 {
     if ((size != 4 && size != 8) || ((uintptr_t)addr & (size - 1)) != 0 ||
         op >= USHMEM_RING_AMO_OP_COUNT) {
         ushmemi_error("cuda backend: atomic op %u of %zu bytes at %p refused", op, size, addr);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    ushmem_status_t status = ushmemi_cuda_current(dev, "atomic");
+    return ushmemi_cuda_current(dev, "atomic");
+}
+
+ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                 uint64_t operand, uint64_t compare, uint64_t *old_p)
+{
+    ushmem_status_t status = amo_begin(dev, addr, op, size);
     if (status != USHMEM_OK)
         return status;
     /* The kernel leaves the old value in one shared word. */
@@ -220,12 +227,7 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
                                        size_t size, uint64_t operand, uint64_t compare,
                                        uint64_t *result)
 {
-    if ((size != 4 && size != 8) || ((uintptr_t)addr & (size - 1)) != 0 ||
-        op >= USHMEM_RING_AMO_OP_COUNT) {
-        ushmemi_error("cuda backend: atomic op %u of %zu bytes at %p refused", op, size, addr);
-        return USHMEM_ERR_INVALID_PARAM;
-    }
-    ushmem_status_t status = ushmemi_cuda_current(dev, "atomic");
+    ushmem_status_t status = amo_begin(dev, addr, op, size);
     if (status != USHMEM_OK)
         return status;
     pthread_mutex_lock(&dev->amo_lock);

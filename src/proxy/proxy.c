@@ -346,6 +346,18 @@ static ushmem_status_t small_rma(struct ushmemi_proxy *p, const struct transport
     return status;
 }
 
+/* Reports a put, get or atomic the transport could not carry out. */
+static void fail_request(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                         uint64_t ticket, ushmem_status_t status)
+{
+    char name[48];
+    fail(p, status, ticket,
+         "%s to PE %d failed: remote offset 0x%" PRIx64 ", local address 0x%" PRIx64
+         ", %" PRIu64 " bytes: %s",
+         op_name(req, name, sizeof(name)), req->pe, req->offset, req->local, req->value,
+         ushmemi_status_string(status));
+}
+
 /* FLAG_RESULT on the device: the cell's value is written by the device
  * before the ticket completes; the cell is taken once its last value was
  * read, as put_result does. */
@@ -417,11 +429,7 @@ static void execute_ordered(struct ushmemi_proxy *p, const struct transport_ref 
                      : tr->ops->get_nbi(tr->t, req->pe, local, req->offset, req->value);
     }
     if (status != USHMEM_OK) {
-        fail(p, status, ticket,
-             "%s to PE %d failed: remote offset 0x%" PRIx64 ", local address 0x%" PRIx64
-             ", %" PRIu64 " bytes: %s",
-             op_name(req, name, sizeof(name)), req->pe, req->offset, req->local, req->value,
-             ushmemi_status_string(status));
+        fail_request(p, req, ticket, status);
         return;
     }
     p->device_pending = true;
@@ -511,11 +519,7 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
         return;
     }
     if (status != USHMEM_OK) {
-        fail(p, status, ticket,
-             "%s to PE %d failed: remote offset 0x%" PRIx64 ", local address 0x%" PRIx64
-             ", %" PRIu64 " bytes: %s",
-             op_name(req, name, sizeof(name)), req->pe, req->offset, req->local, req->value,
-             ushmemi_status_string(status));
+        fail_request(p, req, ticket, status);
         return;
     }
     if (nbi) {
