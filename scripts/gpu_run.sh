@@ -5,10 +5,12 @@
 # three PEs on one GPU, the fabric refusals for a device heap, the
 # cpu-backend device-heap tests (part "host"); the device API in CUDA
 # kernels, test/unit/cuda under every PE count and route (part "device");
-# the GPU benchmarks beside NVSHMEM and NCCL, scripts/gpu_bench.sh (part
-# "bench"); then a summary table.
+# the CUDA programs with one GPU per PE through the proxy, over landing, over
+# libfabric with FI_HMEM and on simulated nodes (part "routes"); the GPU
+# benchmarks beside NVSHMEM and NCCL, scripts/gpu_bench.sh (part "bench");
+# then a summary table.
 #
-# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,bench] [CUDA_TESTS="name ..."]
+# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,routes,bench] [CUDA_TESTS="name ..."]
 #        scripts/gpu_run.sh [LOG_DIR]
 #        (LOG_DIR defaults to $BUILD_DIR/logs)
 #
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 build=${BUILD_DIR:-build-gpu}
 logs=${1:-$build/logs}
-parts=${GPU_RUN_PARTS:-host,device,bench}
+parts=${GPU_RUN_PARTS:-host,device,routes,bench}
 want() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$build" "$logs"
 log=$logs/gpu_run.log
@@ -301,15 +303,20 @@ if want device; then
         timeout "${CUDA_TESTS_TIMEOUT:-300}" $meson test -C "$build" ${CUDA_TESTS:---suite cuda} \
             --print-errorlogs --no-rebuild >"$logs/cuda_tests.txt" 2>&1
         tee -a "$log" <"$logs/cuda_tests.txt" | grep -E '^ *[0-9]+/[0-9]+ ' | tee -a "$log"
+        # meson prints "ushmem:cuda / NAME RESULT" or, newer, "cuda - ushmem:NAME RESULT".
+        re='^ *[0-9]+/[0-9]+ +(ushmem:cuda / |cuda - ushmem:)([^ ]+) +([A-Z]+).*'
         while read -r line; do
-            name=$(sed -E 's/^ *[0-9]+\/[0-9]+ +ushmem:cuda \/ ([^ ]+) +([A-Z]+).*/\1/' <<<"$line")
-            result=$(sed -E 's/^ *[0-9]+\/[0-9]+ +ushmem:cuda \/ ([^ ]+) +([A-Z]+).*/\2/' <<<"$line")
+            name=$(sed -E "s%$re%\\2%" <<<"$line")
+            result=$(sed -E "s%$re%\\3%" <<<"$line")
             [ "$result" = OK ] && result=PASS
             record "$name" "$result"
-        done < <(grep -E '^ *[0-9]+/[0-9]+ +ushmem:cuda' "$logs/cuda_tests.txt")
+        done < <(grep -E "$re" "$logs/cuda_tests.txt")
     else
         record "CUDA device-API tests (not built: no Check or no nvcc)" FAIL
     fi
+fi
+
+if want routes; then
     # One GPU per PE: every device call through the proxy (too slow for the
     # suite when two PEs share one GPU), and with mapping off over landing.
     cuda=$build/test/unit/cuda

@@ -72,6 +72,12 @@
  * ushmemi_dev_post32/64: the same without the old value (add, and, or, xor
  *   may then be one-way).
  * ushmemi_dev_fence(): a sequentially consistent fence at system scope.
+ * Optional, where the toolchain has cheaper forms (USHMEMI_DEV_HAS_RELAXED;
+ *   otherwise the ordered helpers above stand in):
+ *   ushmemi_dev_post_after_fence64: a set or add that directly follows the
+ *   thread's own ushmemi_dev_fence, which already orders what came before;
+ *   ushmemi_dev_own_load64/store64: a word only this device's threads use,
+ *   between calls the program orders (the device barrier's epoch).
  * ushmemi_dev_group_rank/size/sync(scope): the threads that make one
  *   cooperative call (scope 0: the thread, 1: its warp, 2: its block).
  * ushmemi_dev_copy_group(): copies bytes to or from mapped peer memory, the
@@ -216,6 +222,47 @@ USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
 USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
+}
+/* A fence followed by a relaxed write is a release pattern (PTX memory
+ * model), so after the thread's own fence a signal needs no release of its
+ * own, which would cost a second fence on the way to the peer. */
+#define USHMEMI_DEV_HAS_RELAXED 1
+USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned long long x = v;
+    if (op == USHMEM_RING_AMO_ADD) {
+        asm volatile("red.relaxed.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
+        return;
+    }
+    if (op == USHMEM_RING_AMO_SET) {
+        asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
+        return;
+    }
+#endif
+    ushmemi_dev_post64(p, op, v);
+}
+/* Only this GPU reads and writes such a word, and the calls that use it are
+ * ordered by the program (one thread, or kernels one after the other):
+ * relaxed at GPU scope, no trip to system scope. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_own_load64(const uint64_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned long long x;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
+    return x;
+#else
+    return ushmemi_dev_load64(p);
+#endif
+}
+USHMEM_DEVICE_FN void ushmemi_dev_own_store64(uint64_t *p, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned long long x = v;
+    asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
+#else
+    ushmemi_dev_rmw64(p, USHMEM_RING_AMO_SET, v, 0);
+#endif
 }
 /* Threads that share a cooperative call: scope 0 the calling thread alone,
  * 1 its warp (the threads of it that are active), 2 its block. */
@@ -747,6 +794,20 @@ USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
 }
 #endif
 /* ---- End of the compiler-specific helpers. ---- */
+#if !defined(USHMEMI_DEV_HAS_RELAXED)
+USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
+{
+    ushmemi_dev_post64(p, op, v);
+}
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_own_load64(const uint64_t *p)
+{
+    return ushmemi_dev_load64(p);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_own_store64(uint64_t *p, uint64_t v)
+{
+    ushmemi_dev_rmw64(p, USHMEM_RING_AMO_SET, v, 0);
+}
+#endif
 USHMEM_RING_STATIC_ASSERT(sizeof(ushmemi_dev_longlong) == 8, "the longlong calls are 64-bit");
 
 #define USHMEM_CMP_EQ 0
@@ -1125,6 +1186,21 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
     return result;
 }
 
+/* A 64-bit set or add (a signal) right after the calling thread's fence,
+ * with no proxied request of this PE in between: on the direct road the
+ * fence already orders what came before, so the write itself is relaxed. */
+USHMEM_DEVICE_FN void ushmemi_dev_signal_after_fence(uint64_t *dest, int pe, unsigned cls,
+                                                     unsigned op, uint64_t value)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    if (s->ring == NULL && ushmemi_dev_direct(s, pe, cls)) {
+        ushmemi_dev_post_after_fence64((uint64_t *)ushmemi_dev_peer_addr(s, dest, pe), op, value);
+        return;
+    }
+    ushmemi_dev_amo(dest, pe, cls, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
+}
+
 /* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
  * standard adds compare_swap, add and inc; bitwise: and, or, xor. */
 #define USHMEM_DEVICE_AMO_STD_TYPES(X)                                                 \
@@ -1232,6 +1308,30 @@ USHMEM_DEVICE_FN void ushmem_quiet(void)
     }
 }
 
+/* Completes every put, get and atomic of a group's threads, all of which
+ * call it: the group meets, one thread quiets (the fence is cumulative, so
+ * it covers what the others did before they met, and the proxied requests
+ * quiet waits for are every one handed out), and the group meets again.
+ * One fence instead of one per thread. */
+USHMEM_DEVICE_FN void ushmemi_dev_quiet_group(unsigned scope)
+{
+    ushmemi_dev_group_sync(scope);
+    if (ushmemi_dev_group_rank(scope) == 0)
+        ushmem_quiet();
+    ushmemi_dev_group_sync(scope);
+}
+
+/* ushmem_quiet for the calling warp (its active threads) or block. */
+USHMEM_DEVICE_FN void ushmemx_quiet_warp(void)
+{
+    ushmemi_dev_quiet_group(USHMEMI_DEV_WARP);
+}
+
+USHMEM_DEVICE_FN void ushmemx_quiet_block(void)
+{
+    ushmemi_dev_quiet_group(USHMEMI_DEV_BLOCK);
+}
+
 /* Orders the calling thread's puts and atomics to each PE. When a PE takes
  * different roads for different classes, ordering across the roads needs the
  * proxied requests done, so fence is a quiet there. */
@@ -1276,16 +1376,15 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     unsigned rank = ushmemi_dev_group_rank(scope);
+    unsigned op = sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET;
+    int direct = ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA);
     int proxied_put = 0;
     uint64_t put_ticket = 0;
 
     ushmemi_dev_group_sync(scope);
-    if (ushmemi_dev_direct(s, pe, USHMEM_DEVICE_CLASS_RMA)) {
+    if (direct) {
         ushmemi_dev_copy_group(ushmemi_dev_peer_addr(s, dest, pe), source, nbytes, rank,
                                ushmemi_dev_group_size(scope));
-        /* Every thread's stores are visible before the group meets and
-         * one of them signals. */
-        ushmemi_dev_fence();
     } else if (rank == 0 && nbytes > 0) {
         put_ticket = ushmemi_dev_submit(s, USHMEM_RING_OP_PUT, pe, dest,
                                         (uint64_t)(uintptr_t)source, nbytes, 0);
@@ -1293,9 +1392,15 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
     }
     ushmemi_dev_group_sync(scope);
     if (rank == 0) {
-        ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL,
-                        sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET,
-                        USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
+        if (direct) {
+            /* The group met after its stores, so this one fence (it is
+             * cumulative) orders all of them before the signal. */
+            ushmemi_dev_fence();
+            ushmemi_dev_signal_after_fence(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal);
+        } else {
+            ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64,
+                            8, signal, 0, 0);
+        }
         if (proxied_put)
             ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), put_ticket);
     }
@@ -1422,9 +1527,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     uint64_t *epoch_p = (uint64_t *)(uintptr_t)(s->heap_base + s->device_epoch_offset);
-    /* Read and written at system scope: the next caller may be a thread of
-     * another block, on another SM with its own cache. */
-    uint64_t epoch = ushmemi_dev_load64(epoch_p) + 1;
+    /* The next caller may be a thread of another block, on another SM with
+     * its own cache, but the program orders the calls (one thread at a time
+     * calls the barrier), so GPU scope is enough: no peer reads it. */
+    uint64_t epoch = ushmemi_dev_own_load64(epoch_p) + 1;
     uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
     unsigned k = 0;
 
@@ -1436,12 +1542,18 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
         int to = (int)((s->my_pe + dist) % s->n_pes);
         unsigned spins = 0;
 
-        ushmemi_dev_amo(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD,
-                        USHMEM_RING_AMO_UINT64, 8, 1, 0, 0);
+        /* The first signal follows the fence or quiet above; a later one
+         * must carry what this PE learnt in the rounds before (release). */
+        if (k == 0)
+            ushmemi_dev_signal_after_fence(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC,
+                                           USHMEM_RING_AMO_ADD, 1);
+        else
+            ushmemi_dev_amo(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD,
+                            USHMEM_RING_AMO_UINT64, 8, 1, 0, 0);
         while (ushmemi_dev_load64(&flags[k]) < epoch)
             ushmem_ring_backoff(&spins);
     }
-    ushmemi_dev_rmw64(epoch_p, USHMEM_RING_AMO_SET, epoch, 0);
+    ushmemi_dev_own_store64(epoch_p, epoch);
     /* The proxied signals are done too, so a later quiet has nothing of the
      * barrier's to wait for. */
     if (s->ring != NULL)

@@ -321,9 +321,8 @@ __device__ static inline void B_barrier_all(void)
 }
 
 /* Completes the non-blocking operations of every thread of the block; all
- * threads call it. ushmem's quiet covers the calling thread's operations, so
- * each thread quiets; NVSHMEM's perftests have one thread quiet after a block
- * sync, and the NVSHMEM side is measured the way NVIDIA measures it. */
+ * threads call it. NVSHMEM's perftests have one thread quiet after a block
+ * sync, which is what ushmemx_quiet_block does. */
 __device__ static inline void B_quiet_block(void)
 {
 #if defined(BENCH_NVSHMEM)
@@ -332,8 +331,7 @@ __device__ static inline void B_quiet_block(void)
         nvshmem_quiet();
     __syncthreads();
 #else
-    ushmem_quiet();
-    __syncthreads();
+    ushmemx_quiet_block();
 #endif
 }
 

@@ -29,7 +29,10 @@
  *              comparisons, and signal_wait_until with NE, GT, LE
  *   fence      put, ushmem_fence, p of a flag: the receiver waits for the
  *              flag and must see the data; put_nbi, ushmem_quiet, atomic
- *              inc: likewise; get_nbi, quiet: the data is there
+ *              inc: likewise; get_nbi, quiet: the data is there; put_nbi by
+ *              every thread, ushmemx_quiet_block (_warp), one atomic add by
+ *              the block's (warp's) first thread: the receiver must see
+ *              every thread's data once the count is complete
  *   barrier    ushmem_barrier_all by one thread per PE, 50 rounds in 5
  *              kernels: nobody leaves before every PE's adds and puts
  *
@@ -115,6 +118,8 @@ enum {
     X(W_FENCE_DATA, "put, fence, p(flag): data seen after the flag")                      \
     X(W_QUIET_DATA, "put_nbi, quiet, atomic inc: data seen after the count")              \
     X(W_QUIET_GET, "get_nbi, quiet: data in place")                                       \
+    X(W_QUIET_BLOCK_DATA, "put_nbi, quiet_block, add by thread 0: data seen after the count") \
+    X(W_QUIET_WARP_DATA, "put_nbi, quiet_warp, add by lane 0: data seen after the count")  \
     X(W_BAR_ARRIVALS, "arrivals after ushmem_barrier_all")                                \
     X(W_BAR_SLOT, "left neighbour's put after ushmem_barrier_all")
 #define WHAT_ENUM(name, text) name,
@@ -1531,6 +1536,9 @@ struct fence_bufs {
     int *flag;                 /* [pe][NT] */
     unsigned char *qdata, *qsrc, *qget; /* [pe][NT][QDR] */
     int *qcount;
+    /* [pe][2][NT][QDR]: group quiets, the block's then the warps' */
+    unsigned char *gdata, *gsrc;
+    int *gcount; /* [2]: the block's, the warps' */
 };
 
 /* Block 0 sends; blocks 1 .. NB-1 receive: each receiver waits for a flag
@@ -1572,7 +1580,37 @@ __global__ void k_fence(struct fence_bufs f, int my_pe, int n_pes, struct cu_log
         for (int q = 0; q < n_pes; q++)
             cu_dev_verify(log, W_QUIET_GET, q, s, f.qget + ((size_t)q * NT + s) * QDR, QD,
                           cu_tag(K_QUIET, q, my_pe, s), 0, 0, 1);
+        /* Group quiets: every thread puts, one thread of the group counts
+         * for all of it, so the quiet must have completed the others'
+         * puts too. */
+        for (int g = 0; g < 2; g++) {
+            for (int i = 0; i < n_pes; i++) {
+                int q = (my_pe + 1 + i) % n_pes;
+                ushmem_putmem_nbi(f.gdata + (((size_t)my_pe * 2 + g) * NT + s) * QDR,
+                                  f.gsrc + (((size_t)q * 2 + g) * NT + s) * QDR, QD, q);
+            }
+            if (g == 0)
+                ushmemx_quiet_block();
+            else
+                ushmemx_quiet_warp();
+            if (g == 0 ? s == 0 : s % 32 == 0)
+                for (int i = 0; i < n_pes; i++)
+                    ushmem_int_atomic_add(&f.gcount[g], g == 0 ? NT : 32,
+                                          (my_pe + 1 + i) % n_pes);
+        }
         return;
+    }
+    if (blockIdx.x == 2 || blockIdx.x == 3) {
+        int g = blockIdx.x - 2;
+        __syncthreads();
+        if (t == 0)
+            ushmem_int_wait_until(&f.gcount[g], USHMEM_CMP_EQ, n_pes * NT);
+        __syncthreads();
+        for (int k = t; k < n_pes * NT; k += NT)
+            cu_dev_verify(log, g == 0 ? W_QUIET_BLOCK_DATA : W_QUIET_WARP_DATA, k / NT, k % NT,
+                          f.gdata + (((size_t)(k / NT) * 2 + g) * NT + k % NT) * QDR, QD,
+                          cu_tag(K_QUIET, k / NT, my_pe, (uint64_t)(g + 1) * NT + k % NT), 0,
+                          0, 1);
     }
     int receivers = (NB - 1) * NT;
     for (int k = (blockIdx.x - 1) * NT + t; k < n_pes * NT; k += receivers) {
@@ -1611,6 +1649,11 @@ static void phase_fence(void)
     f.qdata = alloc_set(nq * QDR, 0xEE);
     f.qget = alloc_set(nq * QDR, 0xDD);
     f.qcount = (int *)alloc_set(sizeof(int), 0);
+    f.gsrc = alloc_filled(nq * 2, QDR, [](size_t k) {
+        return cu_tag(K_QUIET, me, k / (2 * NT), (k / NT % 2 + 1) * NT + k % NT);
+    });
+    f.gdata = alloc_set(nq * 2 * QDR, 0xEE);
+    f.gcount = (int *)alloc_set(2 * sizeof(int), 0);
     shmem_barrier_all();
 
     k_fence<<<NB, NT, 0, cu.stream>>>(f, me, npes, dlog);
@@ -1633,7 +1676,14 @@ static void phase_fence(void)
     int count = 0;
     cu_d2h(&count, f.qcount, sizeof(int));
     cu_expect<int>("atomic inc after quiet, count", 0, npes * NT, count);
+    check_regions("ushmem_putmem_nbi before ushmemx_quiet_block / _warp", f.gdata, nq * 2, QDR,
+                  QD, 2 * NT, 0xEE, [](size_t k) {
+                      return cu_tag(K_QUIET, k / (2 * NT), me, (k / NT % 2 + 1) * NT + k % NT);
+                  });
     shmem_barrier_all();
+    shmem_free(f.gcount);
+    shmem_free(f.gdata);
+    shmem_free(f.gsrc);
     shmem_free(f.qcount);
     shmem_free(f.qget);
     shmem_free(f.qdata);

@@ -194,7 +194,12 @@ static void *thread_main(void *arg)
     atomics(id);
     signals(id);
     ushmem_fence();
-    ushmem_quiet();
+    /* A host thread is its own warp and block: the group forms of quiet
+     * complete its operations as ushmem_quiet does (used further on). */
+    if (t & 1)
+        ushmemx_quiet_block();
+    else
+        ushmemx_quiet_warp();
     if (t == 0) {
         /* The signal total arrives only after every sender's data. */
         uint64_t got = ushmem_signal_wait_until(&w->sig, USHMEM_CMP_EQ, sum_ids());

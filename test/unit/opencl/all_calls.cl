@@ -110,6 +110,8 @@ __kernel void sync_and_coll(__global char *dest, __global char *src, ulong n,
     out[1] = ushmem_n_pes();
     ushmem_fence();
     ushmem_quiet();
+    ushmemx_quiet_warp();
+    ushmemx_quiet_block();
     ushmem_sync_all();
     ushmem_barrier_all();
     ushmemx_alltoallmem_block(dest, src, n);
