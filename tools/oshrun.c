@@ -1272,13 +1272,38 @@ static void on_crash(int sig)
     raise(sig); /* SA_RESETHAND: dies of it once this handler returns */
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define OSHRUN_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OSHRUN_SANITIZED 1
+#endif
+#endif
+
+/* In a build with AddressSanitizer, a signal it already handles is left to
+ * it: its report (where the fault was, in which thread) is what that build
+ * is for, and on_crash would turn it into an exit status. The signals it
+ * does not handle (ASAN_OPTIONS handle_segv=0, ...) are still caught. */
+static bool leave_to_sanitizer(int sig)
+{
+#ifdef OSHRUN_SANITIZED
+    struct sigaction now;
+    return sigaction(sig, NULL, &now) == 0 &&
+           ((now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL);
+#else
+    (void)sig;
+    return false;
+#endif
+}
+
 static void catch_crashes(void)
 {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
     struct sigaction sa = {.sa_handler = on_crash, .sa_flags = SA_RESETHAND};
     sigfillset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-        sigaction(sigs[i], &sa, NULL);
+        if (!leave_to_sanitizer(sigs[i]))
+            sigaction(sigs[i], &sa, NULL);
 }
 
 /* The PEs are gone or given up on: only oshrun's directory is left. */

@@ -6,6 +6,7 @@
  * that install handlers for SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT and
  * SIGTERM). With --term, PE 1 then sends itself SIGTERM, which must kill it,
  * not make it exit with a status. */
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,19 @@ static int same(const struct sigaction *a, const struct sigaction *b)
                                       : a->sa_handler == b->sa_handler;
 }
 
+/* In a build with AddressSanitizer or UndefinedBehaviorSanitizer, their
+ * runtime installs handlers before main: those are expected. Any other
+ * library's are not. */
+static int sanitizer_handler(const struct sigaction *a)
+{
+    Dl_info info;
+    void *fn = (a->sa_flags & SA_SIGINFO) ? (void *)a->sa_sigaction : (void *)a->sa_handler;
+    return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN && dladdr(fn, &info) != 0 &&
+           info.dli_fname != NULL &&
+           (strstr(info.dli_fname, "/libasan.so") != NULL ||
+            strstr(info.dli_fname, "/libubsan.so") != NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const int left_alone[] = {SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT, SIGTERM, SIGFPE};
@@ -43,7 +57,8 @@ int main(int argc, char **argv)
     snapshot(before);
     /* Checked before shmem_init, so with plain stdio: MPE_CHECK needs ushmem. */
     for (size_t i = 0; i < sizeof(left_alone) / sizeof(left_alone[0]); i++) {
-        if (before[left_alone[i]].sa_handler != SIG_DFL) {
+        if (before[left_alone[i]].sa_handler != SIG_DFL &&
+            !sanitizer_handler(&before[left_alone[i]])) {
             fprintf(stderr, "before shmem_init, SIG%s has a handler the program did not "
                     "install (a library linked with it installed one)\n",
                     sigabbrev_np(left_alone[i]));
