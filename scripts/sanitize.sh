@@ -34,17 +34,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN
 log="$build/sanitize-output.txt"
 meson test -C "$build" --print-errorlogs --num-processes 2 -t "$multiplier" "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-count() { sed -n "s/^$1: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
-ok=$(count 'Ok')
-expfail=$(count 'Expected Fail')
-fail=$(count 'Fail')
-unexpass=$(count 'Unexpected Pass')
-skipped=$(count 'Skipped')
-timeout=$(count 'Timeout')
-passed=$(( ${ok:-0} + ${expfail:-0} ))
-failed=$(( ${fail:-0} + ${unexpass:-0} + ${timeout:-0} ))
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-    failed=1
-fi
-echo "${passed} passed, ${failed} failed, ${skipped:-0} skipped"
-exit "$rc"
+# shellcheck source=scripts/meson_summary.sh
+. scripts/meson_summary.sh
+meson_summary "$log" "$rc"
+

@@ -8,16 +8,7 @@ bash scripts/build.sh || exit 1
 build=${BUILD_DIR:-build}
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@" 2>&1 | tee "$build/test-output.txt"
 rc=${PIPESTATUS[0]}
-ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$build/test-output.txt" | tail -n 1)
-expfail=$(sed -n 's/^Expected Fail: *\([0-9]*\).*/\1/p' "$build/test-output.txt" | tail -n 1)
-fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$build/test-output.txt" | tail -n 1)
-unexpass=$(sed -n 's/^Unexpected Pass: *\([0-9]*\).*/\1/p' "$build/test-output.txt" | tail -n 1)
-skipped=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$build/test-output.txt" | tail -n 1)
-timeout=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$build/test-output.txt" | tail -n 1)
-passed=$(( ${ok:-0} + ${expfail:-0} ))
-failed=$(( ${fail:-0} + ${unexpass:-0} + ${timeout:-0} ))
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-    failed=1
-fi
-echo "${passed} passed, ${failed} failed, ${skipped:-0} skipped"
-exit "$rc"
+# shellcheck source=scripts/meson_summary.sh
+. scripts/meson_summary.sh
+meson_summary "$build/test-output.txt" "$rc"
+
