@@ -29,6 +29,8 @@ ninja -C "$build" || exit 1
 # the runtime still comes before libc, so its interceptors hold.
 export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=0:exitcode=1:verify_asan_link_order=0:strict_string_checks=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export LSAN_OPTIONS="suppressions=$root/scripts/sanitize.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# The tests' own oshrun --timeout values stretch as meson's do.
+export OSHRUN_TIMEOUT_SCALE=$multiplier
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 log="$build/sanitize-output.txt"

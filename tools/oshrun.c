@@ -159,7 +159,7 @@ static void usage(FILE *f)
             "server. It exits 0 when every PE exits 0, otherwise with the first\n"
             "failure's status (128+N for signal N); PEs still running then get SIGTERM,\n"
             "and SIGKILL %d s later. OSHRUN_DEBUG=1 (or SHMEM_DEBUG=1) says what oshrun\n"
-            "decided, such as each PE's CPU.\n",
+            "decided, such as each PE's CPU; OSHRUN_TIMEOUT_SCALE=F multiplies --timeout.\n",
             USHMEM_VERSION_STRING, KILL_GRACE_MS / 1000);
 }
 
@@ -315,6 +315,18 @@ static void parse_args(int argc, char **argv, struct options *o)
     free(unknown);
     if (i >= argc)
         die_usage("no program given");
+    /* For runs everything is slower in (sanitizers, valgrind), without
+     * editing every command line that names a timeout. */
+    const char *scale = getenv("OSHRUN_TIMEOUT_SCALE");
+    if (o->timeout_s > 0 && scale != NULL && scale[0] != '\0') {
+        char *end;
+        errno = 0;
+        double f = strtod(scale, &end);
+        if (errno != 0 || end == scale || *end != '\0' || !(f > 0) || f > 1000)
+            die_usage("invalid OSHRUN_TIMEOUT_SCALE '%s': expected a factor above 0, at most 1000",
+                      scale);
+        o->timeout_s *= f;
+    }
     o->prog_argv = &argv[i];
 }
 

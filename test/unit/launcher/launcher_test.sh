@@ -265,6 +265,19 @@ timeout) # --timeout ends a hung job, naming the PEs still running
     expect_faster_than 4000
     expect_no_leftovers
     ;;
+timeout-scale) # OSHRUN_TIMEOUT_SCALE multiplies --timeout; a bad factor is refused
+    OSHRUN_TIMEOUT_SCALE=2.5 run --timeout 1 -n 2 "$pe" hang 1
+    expect_code 124
+    expect_err '^oshrun: timeout after 2.5 s; PEs still running: 0'
+    [ "$elapsed" -ge 2500 ] || fail "ended after $elapsed ms, before the scaled timeout"
+    expect_faster_than 6000
+    expect_no_leftovers
+    for bad in 0 -1 abc 2x 1e9; do
+        OSHRUN_TIMEOUT_SCALE=$bad run --timeout 1 -n 1 "$pe" exit 0
+        expect_code 2
+        expect_err "^oshrun: invalid OSHRUN_TIMEOUT_SCALE '$bad'"
+    done
+    ;;
 fence-teardown) # fence-teardown [N]: the job ends (--timeout) while 3 of 4 PEs
     # wait in a PMIx fence that PE 1 never joins; libpmix 4.2 then often
     # hangs in PMIx_server_finalize, or crashes there. oshrun still exits 124
