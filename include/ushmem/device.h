@@ -896,14 +896,18 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_offset(const struct ushmem_device_state *s
 }
 
 /* The same object in pe's heap as mapped here when class `cls` goes to pe
- * directly, else NULL. The peer's base and road are loaded before the
- * branch, so the two loads overlap: each is a constant-memory load under a
- * run-time index, about two hundred cycles on a GPU (H200, device clock),
- * and one after the other they were 440 of the 1050 cycles of a small block
- * put. */
+ * directly, else NULL. A PE in the window (detail/device_state.h) is
+ * reached by arithmetic on fields at fixed places in the state, which a GPU
+ * reads from its constant cache as operands: no load under a run-time
+ * index. Any other PE's base and road are loaded from the table, both
+ * before the branch so that the two loads overlap (each a constant-memory
+ * load under a run-time index, about two hundred cycles on a GPU). */
 USHMEM_DEVICE_FN void *ushmemi_dev_mapped(const struct ushmem_device_state *s, const void *addr,
                                           int pe, unsigned cls)
 {
+    if ((uint32_t)(pe - s->window_first[cls]) < s->window_count[cls])
+        return (void *)(uintptr_t)((uint64_t)(uintptr_t)addr +
+                                   (uint64_t)(int64_t)(pe - s->my_pe) * s->peer_stride);
     uint64_t base = ushmemi_dev_peer_base(s, pe);
     int direct = ushmemi_dev_peer_direct(s, pe, cls) & !s->force_proxy;
     return direct ? (void *)(uintptr_t)(base + ushmemi_dev_offset(s, addr)) : NULL;

@@ -437,6 +437,8 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
      * beyond that PEs share devices round robin, which the peer probe
      * reports as same_device. */
     dev->count = count;
+    dev->local_rank = local_rank;
+    dev->local_size = local_size;
     const char *chosen_by = "local rank";
     status = program_device(&dev->cu_dev);
     if (status != USHMEM_OK)
@@ -513,7 +515,7 @@ static void cuda_close(struct ushmemi_device *dev)
         if (dev->regions[i].kind != CUDA_REGION_IMPORT)
             ushmemi_debug("cuda backend: region 0x%llx (%zu bytes) still allocated at close",
                           (unsigned long long)dev->regions[i].base, dev->regions[i].size);
-        ushmemi_cuda_release_region(&dev->regions[i]);
+        ushmemi_cuda_release_region(dev, &dev->regions[i]);
     }
     free(dev->regions);
     ushmemi_cuda_amo_close(dev);

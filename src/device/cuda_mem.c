@@ -20,12 +20,14 @@ struct cuda_export_meta {
     uint32_t version;
     uint64_t size;    /* the allocation's padded size */
     uint8_t uuid[16]; /* the exporting device */
+    uint32_t slot;    /* its slot in the exporter's window, or NO_SLOT */
 };
 _Static_assert(sizeof(struct cuda_export_meta) <= sizeof(((struct ushmemi_ipc_handle *)0)->data),
                "the export metadata fits the handle");
 
 #define CUDA_EXPORT_MAGIC 0x75636461u /* "ucda" */
-#define CUDA_EXPORT_VERSION 1u
+#define CUDA_EXPORT_VERSION 2u
+#define NO_SLOT UINT32_MAX
 
 static CUdeviceptr as_devptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 
@@ -89,18 +91,34 @@ bool ushmemi_cuda_take_region(struct ushmemi_device *dev, uintptr_t base,
     return found;
 }
 
-/* Unmap, free the reservation, release the handle: the reverse of the map. */
-static ushmem_status_t unmap_mapping(CUdeviceptr va, size_t size,
-                                     CUmemGenericAllocationHandle handle)
+/* Unmap, free the reservation, release the handle: the reverse of the map.
+ * A mapping in a slot of the window leaves the reservation to the window,
+ * which the last slot to go frees. */
+static ushmem_status_t unmap_mapping(struct ushmemi_device *dev, CUdeviceptr va, size_t size,
+                                     CUmemGenericAllocationHandle handle, bool in_window)
 {
     ushmem_status_t status = USHMEM_OK;
     CUresult r = ushmemi_cu.cuMemUnmap(va, size);
     if (r != CUDA_SUCCESS)
         status = ushmemi_cuda_fail("cuMemUnmap", r, "0x%llx, %zu", (unsigned long long)va, size);
-    r = ushmemi_cu.cuMemAddressFree(va, size);
-    if (r != CUDA_SUCCESS && status == USHMEM_OK)
-        status = ushmemi_cuda_fail("cuMemAddressFree", r, "0x%llx, %zu", (unsigned long long)va,
-                                   size);
+    if (in_window) {
+        struct cuda_window *w = &dev->window;
+        pthread_mutex_lock(&dev->lock);
+        w->used &= ~((uint64_t)1 << ((va - w->va) / w->stride));
+        if (w->used == 0) {
+            r = ushmemi_cu.cuMemAddressFree(w->va, w->stride * w->slots);
+            if (r != CUDA_SUCCESS && status == USHMEM_OK)
+                status = ushmemi_cuda_fail("cuMemAddressFree", r, "0x%llx, %zu (the window)",
+                                           (unsigned long long)w->va, w->stride * w->slots);
+            memset(w, 0, sizeof(*w));
+        }
+        pthread_mutex_unlock(&dev->lock);
+    } else {
+        r = ushmemi_cu.cuMemAddressFree(va, size);
+        if (r != CUDA_SUCCESS && status == USHMEM_OK)
+            status = ushmemi_cuda_fail("cuMemAddressFree", r, "0x%llx, %zu",
+                                       (unsigned long long)va, size);
+    }
     r = ushmemi_cu.cuMemRelease(handle);
     if (r != CUDA_SUCCESS && status == USHMEM_OK)
         status = ushmemi_cuda_fail("cuMemRelease", r, "handle 0x%llx of 0x%llx",
@@ -108,7 +126,8 @@ static ushmem_status_t unmap_mapping(CUdeviceptr va, size_t size,
     return status;
 }
 
-ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r)
+ushmem_status_t ushmemi_cuda_release_region(struct ushmemi_device *dev,
+                                            const struct cuda_region *r)
 {
     ushmem_status_t status = USHMEM_OK;
 
@@ -119,10 +138,31 @@ ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r)
                                        (unsigned long long)r->base);
         return status;
     }
-    status = unmap_mapping((CUdeviceptr)r->base, r->size, r->handle);
+    status = unmap_mapping(dev, (CUdeviceptr)r->base, r->size, r->handle, r->in_window);
     if (r->fd >= 0)
         close(r->fd);
     return status;
+}
+
+/* Maps the handle over [va, va + len), reserved by the caller, and opens it
+ * to this device; on failure the range is unmapped again. */
+static ushmem_status_t map_at(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
+                              CUdeviceptr va, size_t len, const char *what)
+{
+    CUresult r = ushmemi_cu.cuMemMap(va, len, 0, handle, 0);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemMap", r, "0x%llx, %zu bytes of %s",
+                                 (unsigned long long)va, len, what);
+    CUmemAccessDesc desc = access_for(dev);
+    r = ushmemi_cu.cuMemSetAccess(va, len, &desc, 1);
+    if (r != CUDA_SUCCESS) {
+        ushmem_status_t status = ushmemi_cuda_fail(
+            "cuMemSetAccess", r, "0x%llx, %zu bytes of %s, read/write for device %d",
+            (unsigned long long)va, len, what, dev->ordinal);
+        ushmemi_cu.cuMemUnmap(va, len);
+        return status;
+    }
+    return USHMEM_OK;
 }
 
 /* Reserves an aligned range, maps the handle over all of it and opens it to
@@ -130,34 +170,76 @@ ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r)
 static ushmem_status_t map_handle(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
                                   size_t len, size_t align, const char *what, CUdeviceptr *va_p)
 {
-    ushmem_status_t status;
     CUdeviceptr va = 0;
 
     CUresult r = ushmemi_cu.cuMemAddressReserve(&va, len, align, 0, 0);
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail("cuMemAddressReserve", r, "%zu bytes aligned to %zu for %s", len,
                                  align, what);
-    r = ushmemi_cu.cuMemMap(va, len, 0, handle, 0);
-    if (r != CUDA_SUCCESS) {
-        status = ushmemi_cuda_fail("cuMemMap", r, "0x%llx, %zu bytes of %s",
-                                   (unsigned long long)va, len, what);
-        goto free_va;
-    }
-    CUmemAccessDesc desc = access_for(dev);
-    r = ushmemi_cu.cuMemSetAccess(va, len, &desc, 1);
-    if (r != CUDA_SUCCESS) {
-        status = ushmemi_cuda_fail("cuMemSetAccess", r,
-                                   "0x%llx, %zu bytes of %s, read/write for device %d",
-                                   (unsigned long long)va, len, what, dev->ordinal);
-        goto unmap;
+    ushmem_status_t status = map_at(dev, handle, va, len, what);
+    if (status != USHMEM_OK) {
+        ushmemi_cu.cuMemAddressFree(va, len);
+        return status;
     }
     *va_p = va;
     return USHMEM_OK;
+}
 
-unmap:
-    ushmemi_cu.cuMemUnmap(va, len);
-free_va:
-    ushmemi_cu.cuMemAddressFree(va, len);
+/* The first heap of a node with several PEs opens the window: local_size
+ * slots of the heap's padded size rounded up to its alignment. No window
+ * (a second heap, one PE, too many, no address space) is no error: the
+ * heap is mapped on its own and device code loads each peer's base. */
+static void open_window(struct ushmemi_device *dev, size_t len, size_t align)
+{
+    struct cuda_window *w = &dev->window;
+    if (w->va != 0 || dev->local_size < 2 || dev->local_size > USHMEMI_CUDA_WINDOW_SLOTS)
+        return;
+    size_t stride = round_up(len, align);
+    if (stride > SIZE_MAX / (size_t)dev->local_size)
+        return;
+    CUdeviceptr va = 0;
+    CUresult r = ushmemi_cu.cuMemAddressReserve(&va, stride * (size_t)dev->local_size, align, 0, 0);
+    if (r != CUDA_SUCCESS) {
+        ushmemi_debug("cuda backend: no window for the node's %d heaps of %zu bytes (CUresult "
+                      "%d); each is mapped on its own", dev->local_size, stride, (int)r);
+        return;
+    }
+    *w = (struct cuda_window){.va = va, .stride = stride, .slots = (unsigned)dev->local_size};
+}
+
+/* Takes slot `slot` of the window for `len` bytes aligned to `align`; 0
+ * when there is no such free slot. */
+static CUdeviceptr take_slot(struct ushmemi_device *dev, unsigned slot, size_t len, size_t align)
+{
+    struct cuda_window *w = &dev->window;
+    CUdeviceptr va = 0;
+
+    pthread_mutex_lock(&dev->lock);
+    if (w->va != 0 && slot < w->slots && len <= w->stride && !(w->used >> slot & 1) &&
+        (w->va + (CUdeviceptr)slot * w->stride) % align == 0) {
+        w->used |= (uint64_t)1 << slot;
+        va = w->va + (CUdeviceptr)slot * w->stride;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return va;
+}
+
+/* Maps into the slot taken with take_slot, or gives the slot back (freeing
+ * the window if nothing else holds it) when the map fails. */
+static ushmem_status_t map_in_slot(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
+                                   CUdeviceptr va, size_t len, const char *what)
+{
+    ushmem_status_t status = map_at(dev, handle, va, len, what);
+    if (status != USHMEM_OK) {
+        struct cuda_window *w = &dev->window;
+        pthread_mutex_lock(&dev->lock);
+        w->used &= ~((uint64_t)1 << ((va - w->va) / w->stride));
+        if (w->used == 0) {
+            ushmemi_cu.cuMemAddressFree(w->va, w->stride * w->slots);
+            memset(w, 0, sizeof(*w));
+        }
+        pthread_mutex_unlock(&dev->lock);
+    }
     return status;
 }
 
@@ -193,20 +275,25 @@ ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size,
     size_t align = ushmemi_heap_alignment_for(len);
     if (align < va_alignment(dev))
         align = va_alignment(dev);
-    status = map_handle(dev, handle, len, align, "the heap", &va);
+    open_window(dev, len, align);
+    va = take_slot(dev, (unsigned)dev->local_rank, len, align);
+    bool in_window = va != 0;
+    if (in_window)
+        status = map_in_slot(dev, handle, va, len, "the heap");
+    else
+        status = map_handle(dev, handle, len, align, "the heap", &va);
     if (status != USHMEM_OK)
         goto release_handle;
     struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_HEAP,
-                                 .handle = handle, .fd = -1};
+                                 .handle = handle, .fd = -1, .in_window = in_window};
     status = ushmemi_cuda_add_region(dev, &region);
-    if (status != USHMEM_OK)
-        goto unmap;
+    if (status != USHMEM_OK) {
+        unmap_mapping(dev, va, len, handle, in_window);
+        return status;
+    }
     *ptr_p = (void *)(uintptr_t)va;
     return USHMEM_OK;
 
-unmap:
-    ushmemi_cu.cuMemUnmap(va, len);
-    ushmemi_cu.cuMemAddressFree(va, len);
 release_handle:
     ushmemi_cu.cuMemRelease(handle);
     return status;
@@ -226,7 +313,7 @@ void ushmemi_cuda_heap_free(struct ushmemi_device *dev, void *ptr, size_t size)
         return;
     /* Copies still in flight must not land in memory being given back. */
     ushmemi_cuda_sync(dev);
-    ushmemi_cuda_release_region(&r);
+    ushmemi_cuda_release_region(dev, &r);
 }
 
 ushmem_status_t ushmemi_cuda_host_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
@@ -269,7 +356,7 @@ void ushmemi_cuda_host_free(struct ushmemi_device *dev, void *ptr, size_t size)
         return;
     }
     if (ushmemi_cuda_current(dev, "host_free") == USHMEM_OK)
-        ushmemi_cuda_release_region(&r);
+        ushmemi_cuda_release_region(dev, &r);
 }
 
 ushmem_status_t ushmemi_cuda_export(struct ushmemi_device *dev, void *ptr, size_t size,
@@ -307,6 +394,8 @@ ushmem_status_t ushmemi_cuda_export(struct ushmemi_device *dev, void *ptr, size_
         meta.version = CUDA_EXPORT_VERSION;
         meta.size = r->size;
         memcpy(meta.uuid, dev->id.uuid, sizeof(meta.uuid));
+        meta.slot = r->in_window ? (uint32_t)((r->base - dev->window.va) / dev->window.stride)
+                                 : NO_SLOT;
     }
     pthread_mutex_unlock(&dev->lock);
 
@@ -382,7 +471,15 @@ ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
     close(fd);
     fd = -1;
     size_t len = (size_t)meta.size;
-    status = map_handle(dev, mem, len, va_alignment(dev), "a peer's heap", &va);
+    /* Into the slot the peer's heap has in its own window, which is its
+     * slot in this one too: the same object is then the same distance from
+     * each heap. */
+    va = meta.slot != NO_SLOT ? take_slot(dev, meta.slot, len, va_alignment(dev)) : 0;
+    bool in_window = va != 0;
+    if (in_window)
+        status = map_in_slot(dev, mem, va, len, "a peer's heap");
+    else
+        status = map_handle(dev, mem, len, va_alignment(dev), "a peer's heap", &va);
     if (status != USHMEM_OK) {
         if (memcmp(meta.uuid, dev->id.uuid, sizeof(meta.uuid)) != 0)
             ushmemi_error("cuda backend: mapping another GPU's memory needs peer access between "
@@ -391,17 +488,16 @@ ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
         goto release;
     }
     struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_IMPORT,
-                                 .handle = mem, .fd = -1};
+                                 .handle = mem, .fd = -1, .in_window = in_window};
     status = ushmemi_cuda_add_region(dev, &region);
-    if (status != USHMEM_OK)
-        goto unmap;
+    if (status != USHMEM_OK) {
+        unmap_mapping(dev, va, len, mem, in_window);
+        return status;
+    }
     describe_import(dev, va, len, meta.uuid);
     *ptr_p = (void *)(uintptr_t)va;
     return USHMEM_OK;
 
-unmap:
-    ushmemi_cu.cuMemUnmap(va, len);
-    ushmemi_cu.cuMemAddressFree(va, len);
 release:
     ushmemi_cu.cuMemRelease(mem);
 close_fd:
@@ -424,7 +520,7 @@ ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr,
         return status;
     /* Our own copies into the peer's heap finish before its mapping goes. */
     ushmemi_cuda_sync(dev);
-    return ushmemi_cuda_release_region(&r);
+    return ushmemi_cuda_release_region(dev, &r);
 }
 
 /* The stream calls: the program's stream, in its order. The context of the

@@ -92,6 +92,23 @@ struct cuda_region {
     enum cuda_region_kind kind;
     CUmemGenericAllocationHandle handle; /* heaps and imports */
     int fd;                              /* a heap's export, -1 until exported */
+    bool in_window; /* mapped into a slot of the device's window, not reserved alone */
+};
+
+/* Most slots a window has (one per PE of the node); a node with more PEs
+ * maps each heap on its own. */
+#define USHMEMI_CUDA_WINDOW_SLOTS 64
+
+/* One address range for the heaps of a node's PEs (cuda_mem.c): this PE's
+ * heap in slot local_rank, each peer's imported into the slot of its local
+ * rank, `stride` bytes apart. A peer's copy of an address is then the
+ * address plus a multiple of the stride, which device code computes
+ * instead of loading the peer's base (detail/device_state.h). */
+struct cuda_window {
+    CUdeviceptr va; /* 0: no window */
+    size_t stride;
+    unsigned slots;
+    uint64_t used; /* bit i: slot i is mapped */
 };
 
 /* NVML, loaded by the first peer probe that needs the link kind (probes run
@@ -126,6 +143,8 @@ struct ushmemi_device {
     bool foreign_tried;
     struct ushmemi_device_id id;
     size_t granularity;  /* VMM allocation granularity of this device */
+    int local_rank, local_size; /* this PE among the node's, as open was told */
+    struct cuda_window window;  /* guarded by lock */
     bool rdma_capable;   /* cuMemCreate may ask for GPUDirect RDMA */
     pthread_mutex_t lock; /* guards regions: PE threads allocate and query concurrently */
     struct cuda_region *regions;
@@ -163,7 +182,8 @@ ushmem_status_t ushmemi_cuda_add_region(struct ushmemi_device *dev, const struct
 bool ushmemi_cuda_take_region(struct ushmemi_device *dev, uintptr_t base,
                               enum cuda_region_kind kind, struct cuda_region *region_p);
 /* Undoes a region whatever its kind (close releases what is left). */
-ushmem_status_t ushmemi_cuda_release_region(const struct cuda_region *r);
+ushmem_status_t ushmemi_cuda_release_region(struct ushmemi_device *dev,
+                                            const struct cuda_region *r);
 
 /* The ops, defined in the backend's files and gathered in cuda.c. */
 ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p);

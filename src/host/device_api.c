@@ -170,6 +170,55 @@ static void fill_peers(struct ushmem_device_peer *peers, bool *some_proxied_p, b
     }
 }
 
+/* Whether pe's heap lies where the window of stride `stride` around this
+ * PE's heap puts it. */
+static bool in_window(const struct ushmem_device_peer *peers, int pe, uint64_t stride)
+{
+    uint64_t mine = peers[ushmemi_g.my_pe].heap_base;
+    return peers[pe].heap_base != 0 &&
+           peers[pe].heap_base == mine + (uint64_t)(int64_t)(pe - ushmemi_g.my_pe) * stride;
+}
+
+/* The window of the device state (detail/device_state.h): the widest run of
+ * PEs around this one whose mapped heaps lie one stride apart (the cuda
+ * backend places a node's heaps so) and, per class, the part of it around
+ * this PE that the class reaches directly. Nothing under
+ * USHMEM_DEVICE_ROUTE=proxy, where every call goes through the ring. */
+static void fill_window(const struct ushmem_device_peer *peers, bool force_proxy,
+                        struct ushmem_device_state *st)
+{
+    int me = ushmemi_g.my_pe, n = ushmemi_g.n_pes, lo = me, hi = me;
+    uint64_t mine = peers[me].heap_base, stride = 0;
+
+    if (force_proxy || mine == 0)
+        return;
+    if (me + 1 < n && peers[me + 1].heap_base != 0)
+        stride = peers[me + 1].heap_base - mine;
+    else if (me > 0 && peers[me - 1].heap_base != 0)
+        stride = mine - peers[me - 1].heap_base;
+    if (stride != 0) {
+        while (lo > 0 && in_window(peers, lo - 1, stride))
+            lo--;
+        while (hi + 1 < n && in_window(peers, hi + 1, stride))
+            hi++;
+    }
+    st->peer_stride = stride;
+    for (int cls = 0; cls < USHMEM_DEVICE_CLASS_COUNT; cls++) {
+        int first = me, last = me;
+        if (!peers[me].direct[cls])
+            continue;
+        while (first > lo && peers[first - 1].direct[cls])
+            first--;
+        while (last < hi && peers[last + 1].direct[cls])
+            last++;
+        st->window_first[cls] = first;
+        st->window_count[cls] = (uint32_t)(last - first + 1);
+    }
+    ushmemi_debug("device API: PEs %d..%d in a window of stride 0x%llx; directly by class: "
+                  "%u %u %u %u PEs", lo, hi, (unsigned long long)stride, st->window_count[0],
+                  st->window_count[1], st->window_count[2], st->window_count[3]);
+}
+
 /* The class numbers of device code are the host's. */
 _Static_assert(USHMEM_DEVICE_CLASS_RMA == (int)USHMEMI_CLASS_RMA &&
                    USHMEM_DEVICE_CLASS_AMO == (int)USHMEMI_CLASS_AMO &&
@@ -437,6 +486,7 @@ ushmem_status_t ushmemi_device_api_init(void)
            (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
                                                              : USHMEM_DEVICE_NEAR_PES) *
                sizeof(*peers));
+    fill_window(peers, force_proxy, &ushmem_device_state);
     status = fill_modules();
     if (status != USHMEM_OK)
         goto stop_proxy;

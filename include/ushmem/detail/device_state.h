@@ -23,7 +23,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 4
+#define USHMEM_DEVICE_STATE_VERSION 5
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -68,6 +68,16 @@ struct ushmem_device_state {
      * rather than in a module's globals lets every module of a program
      * (each CUDA translation unit holds its own copy of this struct) share it. */
     uint64_t device_epoch_offset;
+    /* The window: PEs window_first[cls] .. window_first[cls] +
+     * window_count[cls] - 1 reach class cls directly, each heap at its
+     * place in a regular layout, so that pe's copy of an address is the
+     * address plus (pe - my_pe) * peer_stride (modulo 2^64). Device code
+     * computes such a peer's address instead of loading it. The host counts
+     * only PEs whose base it checked against the table; the others (a count
+     * of 0: all of them) are looked up there. */
+    uint64_t peer_stride;
+    int32_t window_first[USHMEM_DEVICE_CLASS_COUNT];
+    uint32_t window_count[USHMEM_DEVICE_CLASS_COUNT];
     /* PEs 0 .. USHMEM_DEVICE_NEAR_PES - 1 again, as in peers: a GPU reads
      * them from its constant cache instead of global memory. */
     struct ushmem_device_peer near[USHMEM_DEVICE_NEAR_PES];
@@ -97,7 +107,11 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peers) == 48,
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, device_epoch_offset) == 64,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 72 + 16 * USHMEM_DEVICE_NEAR_PES,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peer_stride) == 72,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, near) == 112,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 112 + 16 * USHMEM_DEVICE_NEAR_PES,
                           "device state size");
 
 #endif
