@@ -14,7 +14,7 @@
 #            called with ushmem's include and library directories).
 # NPES       PEs (and ranks) per job, default 2.
 # QUICK=1    fewer sizes and iterations.
-# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, fabric
+# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, fabric, scopes
 #            to run (comma list); default all but get. ceiling: test/perf/cuda/
 #            nvlink_ceiling, what the link between GPUs 0 and 1 carries with
 #            no library (needs 2 GPUs); proxy: ushmem's put bandwidth and
@@ -22,7 +22,10 @@
 #            fabric: the same over libfabric with the heap registered as GPU
 #            memory (USHMEM_IPC=0, FI_PROVIDER=shm, FI_HMEM), when the
 #            libfabric the build loads registers CUDA memory (ushmem_info
-#            says so; scripts/build-libfabric.sh builds one).
+#            says so; scripts/build-libfabric.sh builds one); scopes: the
+#            put at thread, warp and block scope on 1 to 132 blocks and
+#            putmem_on_stream (the copy engine), each against NVSHMEM
+#            (SCOPES_MAX: largest size, default 64M).
 #
 # NVSHMEM comes from the Python package nvidia-nvshmem (nvidia.nvshmem) and
 # is started through Open MPI; NCCL from PyTorch through torchrun. Either
@@ -132,7 +135,7 @@ fi
 
 # ---- build, every program for both libraries at once ----
 progs=()
-{ want put || want get || want proxy || want fabric; } && progs+=(dev_put_bw)
+{ want put || want get || want proxy || want fabric || want scopes; } && progs+=(dev_put_bw)
 { want latency || want proxy || want fabric; } && progs+=(dev_latency)
 want alltoall && progs+=(dev_alltoall)
 
@@ -243,6 +246,28 @@ want latency && bench dev_latency dev_latency 120 512M 268435456 "${lat_args[@]}
 # 1 GiB: 278 GB/s at 32 blocks, 315 at 64, 341 at 132).
 want alltoall && bench dev_alltoall dev_alltoall 150 3G 3221225472 \
     --blocks sms --threads 1024 "${a2a_args[@]}"
+# scopes: the put at thread, warp and block scope from 1 to 132 blocks, and
+# the host's putmem_on_stream (the copy engine, no kernel), each beside
+# NVSHMEM; csv/dev_put_bw_SCOPE_IMPL-bBLOCKS.csv.
+scope_cfgs=("block 1" "block 8" "block 132" "warp 1" "warp 32" "warp 132" "thread 1" "thread 32"
+    "thread 132" "stream 1")
+if want scopes; then
+    for cfg in "${scope_cfgs[@]}"; do
+        set -- $cfg
+        for impl in ushmem nvshmem; do
+            [ -x "$bin/dev_put_bw_$impl" ] || continue
+            f=$out/dev_put_bw_$1_b$2_$impl.txt
+            if [ $impl = ushmem ]; then
+                run_ushmem "$f" 90 1G "$bin/dev_put_bw_$impl" --scope "$1" --blocks "$2" \
+                    --threads 1024 --min-size 8 --max-size "${SCOPES_MAX:-64M}" --iters 20
+            else
+                run_nvshmem "$f" 90 1073741824 "$bin/dev_put_bw_$impl" --scope "$1" --blocks "$2" \
+                    --threads 1024 --min-size 8 --max-size "${SCOPES_MAX:-64M}" --iters 20
+            fi || say "dev_put_bw --scope $1 --blocks $2 ($impl) exited $?: see ${f##*/}"
+            to_csv "$f" "dev_put_bw_$1" $impl "$impl-b$2"
+        done
+    done
+fi
 # ushmem through its proxy thread: the same programs, every device call on
 # the ring.
 if want proxy && [ $have_ushmem = 1 ]; then
@@ -338,6 +363,10 @@ mib64=67108864
 gib1=1073741824
 row "put bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_put_bw_block ushmem $mib64)" \
     "$(val dev_put_bw_block nvshmem $mib64)" ">=1.1"
+want scopes && row "put on stream (copy engine), 64 MiB (GB/s), vs link ceiling ce" \
+    "$(val dev_put_bw_stream ushmem-b1 $mib64)" "$(val nvlink_ceiling raw ce)" ">=0.95"
+want scopes && row "put on stream, 64 MiB (GB/s), vs NVSHMEM on stream" \
+    "$(val dev_put_bw_stream ushmem-b1 $mib64)" "$(val dev_put_bw_stream nvshmem-b1 $mib64)" -
 want get && row "get bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_get_bw_block ushmem $mib64)" \
     "$(val dev_get_bw_block nvshmem $mib64)" -
 # The most any library could reach, for the put target: the best engine
@@ -372,6 +401,29 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
     say "device benchmarks, $npes PEs, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
     printf '%-48s | %9s | %12s | %5s | %6s | %s\n' metric ushmem "NVSHMEM/NCCL" ratio target "met?"
     printf '%s\n' "${rows[@]}"
+    if want scopes; then
+        say ""
+        say "put bandwidth by scope and blocks (1024 threads each), ushmem / NVSHMEM over" \
+            "every size from 8 B: the lowest and highest ratio, and at 64 MiB"
+        printf '%-14s | %-22s | %-22s | %s\n' "scope blocks" "lowest (size)" "highest (size)" \
+            "64 MiB GB/s ushmem / NV"
+        for cfg in "${scope_cfgs[@]}"; do
+            set -- $cfg
+            u=$csvdir/dev_put_bw_$1_ushmem-b$2.csv n=$csvdir/dev_put_bw_$1_nvshmem-b$2.csv
+            [ -f "$u" ] && [ -f "$n" ] || continue
+            awk -F, -v cfg="$1 $2" -v big=$mib64 '
+                $1 !~ /^[0-9]+$/ { next }
+                FNR == NR { nv[$1] = $2; next }
+                ($1 in nv) && nv[$1] > 0 {
+                    r = $2 / nv[$1]
+                    if (lo == "" || r < lo) { lo = r; los = $1 }
+                    if (hi == "" || r > hi) { hi = r; his = $1 }
+                    if ($1 == big) at = sprintf("%s / %s", $2, nv[$1])
+                }
+                END { printf "%-14s | %-22s | %-22s | %s\n", cfg, sprintf("%.2f (%s)", lo, los),
+                      sprintf("%.2f (%s)", hi, his), at }' "$n" "$u"
+        done
+    fi
     if want proxy || want fabric; then
         say ""
         say "ushmem's roads: direct, every device call through the proxy on the mapped heaps" \

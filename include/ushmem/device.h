@@ -913,6 +913,19 @@ USHMEM_DEVICE_FN void *ushmemi_dev_mapped(const struct ushmem_device_state *s, c
     return direct ? (void *)(uintptr_t)(base + ushmemi_dev_offset(s, addr)) : NULL;
 }
 
+/* OpenSHMEM's shmem_ptr from device code: dest (a symmetric address) as it
+ * lies in pe's heap, for this thread's own loads, stores and atomics; NULL
+ * when pe's heap is not reached that way (another node, the proxy's road,
+ * USHMEM_DEVICE_ROUTE=proxy), when pe is not a PE, or when dest is not in
+ * the heap. For a PE in the window it costs a compare and a multiply-add. */
+USHMEM_DEVICE_FN void *ushmem_ptr(const void *dest, int pe)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    if (pe < 0 || pe >= s->n_pes || ushmemi_dev_offset(s, dest) >= s->heap_size)
+        return NULL;
+    return ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_RMA);
+}
+
 /* A put or get whose local buffer the proxy cannot reach, 8 bytes per
  * request with the bytes in the ring. Gets wait for each piece (the bytes
  * must land here); puts carry theirs, so only a blocking put waits, once,

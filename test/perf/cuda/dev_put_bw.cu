@@ -3,8 +3,11 @@
  * message --iters times, split among the blocks (and, for the narrower
  * scopes, among their warps or threads), all non-blocking, with one quiet at
  * the end; cudaEvents around the kernel give the time. Other PEs stay idle.
+ * Scope `stream` runs no kernel: the host queues putmem_on_stream (getmem)
+ * of the whole message --iters times on one stream, then quiet_on_stream,
+ * the copy-engine road that leaves the SMs free.
  *
- *   dev_put_bw [--get] [--scope thread|warp|block] [--blocks N] [--threads T]
+ *   dev_put_bw [--get] [--scope thread|warp|block|stream] [--blocks N] [--threads T]
  *              [--min-size S] [--max-size S] [--iters N] [--warmup N]
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
@@ -14,8 +17,8 @@
  * every PE exit 1. */
 #include "bench_shim.cuh"
 
-enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK };
-static const char *const scope_names[] = {"thread", "warp", "block"};
+enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK, SCOPE_STREAM };
+static const char *const scope_names[] = {"thread", "warp", "block", "stream"};
 
 struct opts {
     int get;
@@ -95,8 +98,35 @@ __global__ void check_kernel(const uint64_t *p, size_t nwords, int pe, unsigned 
 
 typedef void (*bw_fn)(char *, const char *, size_t, int, long);
 
+/* Scope stream: `iters` copies of the message queued on `stream` by the
+ * host, then the quiet that completes them. */
+static void on_stream(char *dst, const char *src, size_t size, int peer, long iters, int get,
+                      cudaStream_t stream)
+{
+    for (long i = 0; i < iters; i++) {
+#if defined(BENCH_NVSHMEM)
+        if (get)
+            nvshmemx_getmem_on_stream(dst, src, size, peer, stream);
+        else
+            nvshmemx_putmem_on_stream(dst, src, size, peer, stream);
+#else
+        if (get)
+            shmemx_getmem_on_stream(dst, src, size, peer, (CUstream)stream);
+        else
+            shmemx_putmem_on_stream(dst, src, size, peer, (CUstream)stream);
+#endif
+    }
+#if defined(BENCH_NVSHMEM)
+    nvshmemx_quiet_on_stream(stream);
+#else
+    shmemx_quiet_on_stream((CUstream)stream);
+#endif
+}
+
 static bw_fn pick_kernel(int scope, int get)
 {
+    if (scope == SCOPE_STREAM)
+        return NULL;
     static const bw_fn fns[3][2] = {
         {bw_kernel<SCOPE_THREAD, false>, bw_kernel<SCOPE_THREAD, true>},
         {bw_kernel<SCOPE_WARP, false>, bw_kernel<SCOPE_WARP, true>},
@@ -110,7 +140,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: dev_put_bw [options]\n"
             "  --get               measure getmem_nbi (PE 0 reads PE 1) instead of putmem_nbi\n"
-            "  --scope S           thread, warp or block (default block)\n"
+            "  --scope S           thread, warp, block, or stream (host calls on_stream;\n"
+            "                      no kernel) (default block)\n"
             "  --blocks N          thread blocks (default 32)\n"
             "  --threads T         threads per block, a multiple of 32 up to 1024 (default 1024)\n"
             "  --min-size S        smallest message, bytes, K/M/G suffixes (default 8)\n"
@@ -141,9 +172,9 @@ static int parse(int argc, char **argv, struct opts *o)
             o->get = 1;
         } else if ((v = bench_opt(argc, argv, &i, "--scope")) != NULL) {
             int s;
-            for (s = 0; s < 3 && strcmp(v, scope_names[s]) != 0; s++)
+            for (s = 0; s < 4 && strcmp(v, scope_names[s]) != 0; s++)
                 ;
-            bad = s == 3;
+            bad = s == 4;
             o->scope = s;
         } else if ((v = bench_opt(argc, argv, &i, "--blocks")) != NULL) {
             bad = bench_parse_count(v, &o->blocks) != 0 || o->blocks < 1;
@@ -185,6 +216,7 @@ int main(int argc, char **argv)
     long *counts;
     unsigned long long *bad_d;
     cudaEvent_t start, stop;
+    cudaStream_t stream;
     bw_fn fn;
     const char *op;
 
@@ -206,6 +238,7 @@ int main(int argc, char **argv)
     BENCH_CUDA(cudaMalloc((void **)&bad_d, sizeof(*bad_d)));
     BENCH_CUDA(cudaEventCreate(&start));
     BENCH_CUDA(cudaEventCreate(&stop));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     fill_kernel<<<256, 256>>>((uint64_t *)src, o.max_size / 8, me);
     BENCH_CUDA(cudaGetLastError());
     BENCH_CUDA(cudaDeviceSynchronize());
@@ -215,11 +248,16 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("# dev_%s_bw_%s,%s,%d\n", op, scope_names[o.scope], BENCH_IMPL, npes);
         printf("size,bandwidth_gbs\n");
-        printf("# PE 0 %s PE 1, %smem_nbi%s%s, %ld blocks x %ld threads, %ld iterations after %ld "
-               "warm-up, quiet at the end\n",
-               o.get ? "<-" : "->", op, o.scope == SCOPE_THREAD ? "" : "_",
-               o.scope == SCOPE_THREAD ? "" : scope_names[o.scope], o.blocks, o.threads, o.iters,
-               o.warmup);
+        if (o.scope == SCOPE_STREAM)
+            printf("# PE 0 %s PE 1, %smem_on_stream from the host, one stream, %ld iterations "
+                   "after %ld warm-up, quiet_on_stream at the end\n",
+                   o.get ? "<-" : "->", op, o.iters, o.warmup);
+        else
+            printf("# PE 0 %s PE 1, %smem_nbi%s%s, %ld blocks x %ld threads, %ld iterations "
+                   "after %ld warm-up, quiet at the end\n",
+                   o.get ? "<-" : "->", op, o.scope == SCOPE_THREAD ? "" : "_",
+                   o.scope == SCOPE_THREAD ? "" : scope_names[o.scope], o.blocks, o.threads,
+                   o.iters, o.warmup);
         fflush(stdout);
     }
 
@@ -235,7 +273,14 @@ int main(int argc, char **argv)
             BENCH_CUDA(cudaMemset(dst, 0, size));
         BENCH_CUDA(cudaDeviceSynchronize());
         bench_barrier_all();
-        if (me == 0) {
+        if (me == 0 && o.scope == SCOPE_STREAM) {
+            on_stream(dst, src, size, peer, o.warmup, o.get, stream);
+            BENCH_CUDA(cudaEventRecord(start, stream));
+            on_stream(dst, src, size, peer, o.iters, o.get, stream);
+            BENCH_CUDA(cudaEventRecord(stop, stream));
+            BENCH_CUDA(cudaEventSynchronize(stop));
+            BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        } else if (me == 0) {
             void *args[] = {&dst, &src, &size, &peer, &o.warmup};
             if (o.warmup > 0)
                 bench_launch((const void *)fn, dim3(o.blocks), dim3(o.threads), args, 0, 0);
@@ -269,6 +314,7 @@ int main(int argc, char **argv)
 
     BENCH_CUDA(cudaEventDestroy(start));
     BENCH_CUDA(cudaEventDestroy(stop));
+    BENCH_CUDA(cudaStreamDestroy(stream));
     BENCH_CUDA(cudaFree(bad_d));
     bench_free(counts);
     bench_free(dst);

@@ -76,6 +76,7 @@ enum {
 #define WHAT_LIST(X)                                                                      \
     X(W_MY_PE, "ushmem_my_pe() is shmem_my_pe()")                                         \
     X(W_N_PES, "ushmem_n_pes() is shmem_n_pes()")                                         \
+    X(W_PTR_BAD, "ushmem_ptr of no PE or of a non-heap address is NULL")                  \
     X(W_FADD_RANGE, "uint64 fetch_add: old + value within the total")                    \
     X(W_LFADD_RANGE, "long fetch_add: old within the total")                              \
     X(W_FINC_RANGE, "int fetch_inc: result below the thread count")                      \
@@ -150,12 +151,73 @@ __global__ void k_state(int my_pe, int n_pes, struct cu_log *log)
         cu_dev_fail(log, W_N_PES, my_pe, gtid(), 0, n_pes, ushmem_n_pes());
 }
 
+static unsigned char *alloc_set(size_t bytes, int value);
+
+/* What ushmem_ptr reaches: thread 0 stores 1000 * my_pe + pe through it
+ * into slot[my_pe] of every PE it reaches, and puts the mask of those PEs
+ * into masks[my_pe] of every PE; the host then checks its slots against
+ * the masks. */
+__global__ void k_ptr(long *slot, unsigned long long *masks, int my_pe, int n_pes,
+                      struct cu_log *log)
+{
+    long local = 0;
+    unsigned long long mask = 0;
+
+    if (gtid() != 0)
+        return;
+    if (ushmem_ptr(&slot[my_pe], -1) != NULL || ushmem_ptr(&slot[my_pe], n_pes) != NULL)
+        cu_dev_fail(log, W_PTR_BAD, my_pe, 0, 0, 0, 1);
+    if (ushmem_ptr(&local, my_pe) != NULL)
+        cu_dev_fail(log, W_PTR_BAD, my_pe, 0, 1, 0, 1);
+    for (int pe = 0; pe < n_pes; pe++) {
+        long *p = (long *)ushmem_ptr(&slot[my_pe], pe);
+        if (p != NULL) {
+            *p = 1000L * my_pe + pe;
+            mask |= 1ull << pe;
+        }
+    }
+    ushmem_fence();
+    for (int pe = 0; pe < n_pes; pe++)
+        ushmem_ulonglong_p(&masks[my_pe], mask, pe);
+    ushmem_quiet();
+}
+
 static void phase_state(void)
 {
     cu_phase_begin("state");
     k_state<<<NB, NT, 0, cu.stream>>>(me, npes, dlog);
     cu_wait("k_state");
     report();
+
+    long *slot = (long *)alloc_set(MAX_PES * sizeof(long), 0);
+    unsigned long long *masks = (unsigned long long *)alloc_set(MAX_PES * sizeof(*masks), 0);
+    shmem_barrier_all();
+    k_ptr<<<1, 32, 0, cu.stream>>>(slot, masks, me, npes, dlog);
+    cu_wait("k_ptr");
+    shmem_barrier_all();
+    report();
+    std::vector<long> hs(MAX_PES);
+    std::vector<unsigned long long> hm(MAX_PES);
+    cu_d2h(hs.data(), slot, MAX_PES * sizeof(long));
+    cu_d2h(hm.data(), masks, MAX_PES * sizeof(*masks));
+    const char *route = getenv("USHMEM_DEVICE_ROUTE"), *ipc = getenv("USHMEM_IPC");
+    int forced = route != NULL && strcmp(route, "proxy") == 0;
+    /* One node with mapping on: every PE reaches every PE directly. */
+    int all = !forced && (ipc == NULL || strcmp(ipc, "0") != 0) &&
+              getenv("USHMEM_SIM_NODES") == NULL;
+    for (int pe = 0; pe < npes; pe++) {
+        int reaches_me = (int)(hm[pe] >> me & 1);
+        cu_expect<long>("ushmem_ptr store from PE", (size_t)pe,
+                        reaches_me ? 1000L * pe + me : 0, hs[pe]);
+        if (all || (pe == me && !forced))
+            cu_expect<int>("ushmem_ptr reaches PE", (size_t)pe, 1, reaches_me);
+        if (forced)
+            cu_expect<int>("ushmem_ptr under USHMEM_DEVICE_ROUTE=proxy is NULL", (size_t)pe, 0,
+                           reaches_me);
+    }
+    shmem_barrier_all();
+    shmem_free(masks);
+    shmem_free(slot);
     cu_phase_end();
 }
 

@@ -6,7 +6,10 @@
  * and/or/xor, set/fetch), and put with an ADD signal that the receiving PE
  * waits for exactly. After a device barrier every PE checks every word it
  * received. Then a loop of device barriers, interleaved with host barriers,
- * checks that nobody leaves a barrier early.
+ * checks that nobody leaves a barrier early. The window of the device state
+ * (the PEs reached by arithmetic) must agree with the table, and ushmem_ptr
+ * must reach exactly the mapped PEs: every PE stores through it into each of
+ * them and checks what the others stored into it.
  *
  * The road taken is checked against the environment: direct by default,
  * every call through the proxy with USHMEM_DEVICE_ROUTE=proxy, the proxy for
@@ -54,6 +57,7 @@ static struct words {
     uint64_t sig;       /* ADD id+1 with each signalled put */
     long arrivals;      /* the barrier loop */
     long bar_slot;
+    long ptr_slot[64 / T]; /* [pe]: stored by pe through ushmem_ptr */
 } *w;
 
 static long pattern(int id, int dst, int i)
@@ -64,6 +68,61 @@ static long pattern(int id, int dst, int i)
 static unsigned long long mix(int id)
 {
     return ((unsigned long long)id + 1) * 0x9E3779B97F4A7C15ULL;
+}
+
+/* Every PE the window counts for a class takes that class directly and
+ * has its heap where the stride puts it; nothing is counted when every call
+ * goes through the proxy. */
+static void check_window(int forced)
+{
+    const struct ushmem_device_state *s = &ushmem_device_state;
+
+    for (int cls = 0; cls < USHMEM_DEVICE_CLASS_COUNT; cls++) {
+        MPE_CHECK(!forced || s->window_count[cls] == 0, "class %d: %u PEs in the window with "
+                  "USHMEM_DEVICE_ROUTE=proxy", cls, s->window_count[cls]);
+        MPE_CHECK(s->window_count[cls] <= (uint32_t)npes, "class %d: %u PEs in the window", cls,
+                  s->window_count[cls]);
+        for (uint32_t k = 0; k < s->window_count[cls]; k++) {
+            int pe = s->window_first[cls] + (int)k;
+            MPE_CHECK(pe >= 0 && pe < npes && s->peers[pe].direct[cls],
+                      "class %d: PE %d in the window is not reached directly", cls, pe);
+            uint64_t want = s->heap_base + (uint64_t)(int64_t)(pe - me) * s->peer_stride;
+            MPE_CHECK(s->peers[pe].heap_base == want,
+                      "class %d: PE %d's heap at 0x%llx, the window says 0x%llx", cls, pe,
+                      (unsigned long long)s->peers[pe].heap_base, (unsigned long long)want);
+        }
+    }
+    /* This PE is in its own window whenever its calls are direct. */
+    MPE_CHECK(forced || (uint32_t)(me - s->window_first[USHMEM_DEVICE_CLASS_RMA]) <
+                            s->window_count[USHMEM_DEVICE_CLASS_RMA],
+              "PE %d is not in its own window", me);
+}
+
+/* ushmem_ptr reaches exactly the PEs mapped here, and only heap addresses
+ * of real PEs: each PE stores through it into ptr_slot[me] of every PE it
+ * reaches, and after a barrier finds in its own ptr_slot what each PE that
+ * reaches it stored. */
+static void check_ptr(int forced)
+{
+    long local = 0;
+
+    MPE_CHECK(ushmem_ptr(&w->ptr_slot[me], -1) == NULL, "ushmem_ptr to PE -1");
+    MPE_CHECK(ushmem_ptr(&w->ptr_slot[me], npes) == NULL, "ushmem_ptr to PE %d", npes);
+    MPE_CHECK(ushmem_ptr(&local, me) == NULL, "ushmem_ptr of a stack address");
+    for (int pe = 0; pe < npes; pe++) {
+        long *p = ushmem_ptr(&w->ptr_slot[me], pe);
+        int want = mpe_mapped_pe(pe) && !forced;
+        MPE_CHECK((p != NULL) == want, "ushmem_ptr to PE %d: %p, want %s", pe, (void *)p,
+                  want ? "an address" : "NULL");
+        if (p != NULL)
+            *p = 1000L * me + pe;
+    }
+    shmem_barrier_all();
+    for (int pe = 0; pe < npes; pe++) {
+        long want = mpe_mapped_pe(pe) && !forced ? 1000L * pe + me : 0;
+        MPE_CHECK(w->ptr_slot[pe] == want, "ptr_slot[%d] = %ld, want %ld", pe, w->ptr_slot[pe],
+                  want);
+    }
 }
 
 static void check_roads(void)
@@ -96,6 +155,7 @@ static void check_roads(void)
     int need = forced || fabric;
     MPE_CHECK((ushmem_device_state.ring != NULL) == need, "ring %p, proxy needed %d",
               (void *)ushmem_device_state.ring, need);
+    check_window(forced);
 }
 
 static void rma(int id)
@@ -339,6 +399,10 @@ int main(int argc, char **argv)
     shmem_barrier_all();
 
     barrier_loop();
+    {
+        const char *route = getenv("USHMEM_DEVICE_ROUTE");
+        check_ptr(route != NULL && strcmp(route, "proxy") == 0);
+    }
 
     shmem_free(w);
     shmem_free(dslot);

@@ -108,6 +108,7 @@ __kernel void sync_and_coll(__global char *dest, __global char *src, ulong n,
 {
     out[0] = ushmem_my_pe();
     out[1] = ushmem_n_pes();
+    out[2] = ushmem_ptr(src, 0) != 0;
     ushmem_fence();
     ushmem_quiet();
     ushmemx_quiet_warp();
