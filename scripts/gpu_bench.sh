@@ -384,6 +384,15 @@ row "putmem_signal ping-pong, half RTT (us)" "$(val dev_latency ushmem signal)" 
     "$(val dev_latency nvshmem signal)" -
 row "barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier_stream)" \
     "$(val dev_latency nvshmem barrier_stream)" "<=1.0"
+# The floors: the same loops as plain memory operations through the peer's
+# address (dev_latency raw_*, in ushmem's run), against NVSHMEM's call: the
+# lowest ratio any library could show on this link.
+row "floor: raw atom.add.sys vs NVSHMEM fetch_add" "$(val dev_latency ushmem raw_fadd)" \
+    "$(val dev_latency nvshmem fadd)" -
+row "floor: raw store+fence+add signal vs NVSHMEM's" "$(val dev_latency ushmem raw_signal)" \
+    "$(val dev_latency nvshmem signal)" -
+row "floor: raw store/poll p vs NVSHMEM long_p" "$(val dev_latency ushmem raw_p)" \
+    "$(val dev_latency nvshmem p)" -
 row "device barrier vs NV barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier)" \
     "$(val dev_latency nvshmem barrier_stream)" -
 row "device barrier vs NVSHMEM device barrier (us)" "$(val dev_latency ushmem barrier)" \

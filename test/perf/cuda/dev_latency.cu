@@ -11,8 +11,17 @@
  *   barrier_stream  barrier_all_on_stream issued from a host loop, per
  *                   barrier (NVSHMEM; ushmem only where it declares
  *                   shmemx_barrier_all_on_stream, else "n/a")
+ * and what the link gives with no library call in the loop, through the
+ * peer's address from the library's ptr call (n/a where it has none):
+ *   raw_p           the p ping-pong as a relaxed system-scope store and
+ *                   a relaxed poll
+ *   raw_fadd        atom.add at system scope (relaxed), chained
+ *   raw_signal      the signal ping-pong as an 8-byte store, a system
+ *                   fence and a relaxed add to the signal, waited for with
+ *                   an acquire poll: the ordering a signal needs, and no more
  *
- *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream] [--iters N] [--warmup N]
+ *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal]
+ *               [--iters N] [--warmup N]
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
  * scripts/plot_perf.py reads it: "# dev_latency,<impl>,<pes>", then
@@ -20,7 +29,9 @@
  * "# <op>: n/a" comment. */
 #include "bench_shim.cuh"
 
-#define OP_LIST "p,g,fadd,signal,barrier,barrier_stream"
+#include <cuda/atomic>
+
+#define OP_LIST "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal"
 #define ITERS_P2P 10000
 #define ITERS_BARRIER 1000
 
@@ -137,6 +148,98 @@ __global__ void barrier_kernel(long warmup, long iters, unsigned long long *ns)
     *ns = bench_clock_ns() - t0;
 }
 
+/* ---- the floor: the same loops as plain memory operations on the peer's
+ * address, the library only asked for that address ---- */
+
+typedef cuda::atomic_ref<long, cuda::thread_scope_system> sys_long;
+typedef cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> sys_ull;
+
+__device__ static inline void *peer_ptr(void *addr, int pe)
+{
+    return B_STD(ptr)(addr, pe);
+}
+
+__global__ void raw_p_kernel(long *flag, int role, long warmup, long iters,
+                             unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    long *peer = role == ROLE_IDLE ? NULL : (long *)peer_ptr(flag, role == ROLE_START ? 1 : 0);
+    if (peer == NULL)
+        return; /* *ns stays 0: n/a */
+    sys_long mine(*flag), theirs(*peer);
+    for (long i = 1; i <= warmup + iters; i++) {
+        if (i == warmup + 1)
+            t0 = bench_clock_ns();
+        if (role == ROLE_START) {
+            theirs.store(i, cuda::memory_order_relaxed);
+            while (mine.load(cuda::memory_order_relaxed) != i)
+                ;
+        } else {
+            while (mine.load(cuda::memory_order_relaxed) != i)
+                ;
+            theirs.store(i, cuda::memory_order_relaxed);
+        }
+    }
+    *ns = bench_clock_ns() - t0;
+}
+
+__global__ void raw_fadd_kernel(unsigned long long *ctr, int role, long warmup, long iters,
+                                unsigned long long *ns, long *sink)
+{
+    unsigned long long t0 = bench_clock_ns(), old = 0;
+
+    unsigned long long *peer =
+        role == ROLE_START ? (unsigned long long *)peer_ptr(ctr, 1) : NULL;
+    if (peer == NULL)
+        return;
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup)
+            t0 = bench_clock_ns();
+        old = sys_ull(peer[old >> 62]).fetch_add(1, cuda::memory_order_relaxed);
+    }
+    *ns = bench_clock_ns() - t0;
+    *sink = (long)old;
+}
+
+/* As signal_kernel; the receiver checks that the data came with each
+ * signal, and counts what did not in *bad. */
+__global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warmup, long iters,
+                                  unsigned long long *ns, long *bad)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    int peer = role == ROLE_START ? 1 : 0;
+    volatile long *their_data =
+        role == ROLE_IDLE ? NULL : (volatile long *)peer_ptr(&data[0], peer);
+    unsigned long long *their_sig_p =
+        role == ROLE_IDLE ? NULL : (unsigned long long *)peer_ptr(sig, peer);
+    if (their_data == NULL || their_sig_p == NULL)
+        return;
+    sys_ull their_sig(*their_sig_p);
+    sys_ull my_sig(*(unsigned long long *)sig);
+    long wrong = 0;
+    for (long i = 1; i <= warmup + iters; i++) {
+        if (i == warmup + 1)
+            t0 = bench_clock_ns();
+        if (role == ROLE_ANSWER) {
+            while (my_sig.load(cuda::memory_order_acquire) < (unsigned long long)i)
+                ;
+            wrong += data[0] != i;
+        }
+        *their_data = i;
+        __threadfence_system();
+        their_sig.fetch_add(1, cuda::memory_order_relaxed);
+        if (role == ROLE_START) {
+            while (my_sig.load(cuda::memory_order_acquire) < (unsigned long long)i)
+                ;
+            wrong += data[0] != i;
+        }
+    }
+    *ns = bench_clock_ns() - t0;
+    *bad = wrong;
+}
+
 /* Whether this build has a stream-ordered barrier. */
 static int have_barrier_stream(void)
 {
@@ -192,8 +295,12 @@ static void usage(FILE *f)
             ITERS_P2P, ITERS_BARRIER);
 }
 
-static const char *const op_names[] = {"p", "g", "fadd", "signal", "barrier", "barrier_stream"};
-#define NOPS 6
+static const char *const op_names[] = {"p",       "g",           "fadd",  "signal",
+                                       "barrier", "barrier_stream", "raw_p", "raw_fadd",
+                                       "raw_signal"};
+#define NOPS 9
+#define OP_BARRIER 4
+#define OP_BARRIER_STREAM 5
 
 /* Sets want[op] for each op named in the comma-separated list; -1 on an
  * unknown name. */
@@ -278,7 +385,7 @@ int main(int argc, char **argv)
     }
 
     for (int k = 0; k < NOPS && !failed; k++) {
-        int barrier_op = k >= 4;
+        int barrier_op = k == OP_BARRIER || k == OP_BARRIER_STREAM;
         long iters = iters_opt > 0 ? iters_opt : barrier_op ? ITERS_BARRIER : ITERS_P2P;
         long warmup = warmup_opt >= 0 ? warmup_opt : iters / 10;
         long bad = 0;
@@ -292,7 +399,7 @@ int main(int argc, char **argv)
                 printf("# %s: n/a (needs 2 PEs)\n", op_names[k]);
             continue;
         }
-        if (k == 5 && !have_barrier_stream()) {
+        if (k == OP_BARRIER_STREAM && !have_barrier_stream()) {
             if (me == 0)
                 printf("# %s: n/a (%s has no shmemx_barrier_all_on_stream)\n", op_names[k],
                        BENCH_IMPL);
@@ -309,7 +416,7 @@ int main(int argc, char **argv)
         BENCH_CUDA(cudaDeviceSynchronize());
         bench_barrier_all();
 
-        if (k == 5) {
+        if (k == OP_BARRIER_STREAM) {
             us = time_barrier_stream(stream, warmup, iters);
             how = "host loop of barrier_all_on_stream, per barrier";
         } else {
@@ -318,18 +425,28 @@ int main(int argc, char **argv)
             void *args_f[] = {&s.ctr, &role, &warmup, &iters, &ns_d, &sink_d};
             void *args_s[] = {&s.sig, &s.data, &role, &warmup, &iters, &ns_d};
             void *args_b[] = {&warmup, &iters, &ns_d};
-            static const void *const fns[5] = {(const void *)p_kernel, (const void *)g_kernel,
-                                               (const void *)fadd_kernel,
-                                               (const void *)signal_kernel,
-                                               (const void *)barrier_kernel};
-            void **args[5] = {args_p, args_g, args_f, args_s, args_b};
+            void *args_rs[] = {&s.sig, &s.data, &role, &warmup, &iters, &ns_d, &sink_d};
+            static const void *const fns[NOPS] = {
+                (const void *)p_kernel,      (const void *)g_kernel,
+                (const void *)fadd_kernel,   (const void *)signal_kernel,
+                (const void *)barrier_kernel, NULL,
+                (const void *)raw_p_kernel,  (const void *)raw_fadd_kernel,
+                (const void *)raw_signal_kernel};
+            void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,
+                                 args_p, args_f, args_rs};
             /* Half a round trip for the ping-pongs, one operation otherwise. */
-            static const double per_iter[5] = {2, 1, 1, 2, 1};
-            static const char *const hows[5] = {
+            static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2};
+            static const char *const hows[NOPS] = {
                 "long_p ping-pong, half round trip", "long_g chained, per read",
                 "ulonglong_atomic_fetch_add chained, per op",
                 "putmem_signal 8 B ping-pong, half round trip",
-                "device barrier_all in a 1-thread kernel, per barrier"};
+                "device barrier_all in a 1-thread kernel, per barrier", NULL,
+                "no library: relaxed store / relaxed poll ping-pong, half round trip",
+                "no library: atom.add.relaxed.sys chained, per op",
+                "no library: store, fence.sc.sys, relaxed add / acquire poll ping-pong, half "
+                "round trip"};
+
+            BENCH_CUDA(cudaMemset(sink_d, 0, sizeof(*sink_d)));
 
             bench_launch(fns[k], dim3(1), dim3(1), args[k], stream, 1);
             BENCH_CUDA(cudaStreamSynchronize(stream));
@@ -339,8 +456,18 @@ int main(int argc, char **argv)
         }
         bench_barrier_all();
 
+        /* The raw signal's receivers count data that came late. */
+        if (k == 8 && role != ROLE_IDLE) {
+            long late = 0;
+            BENCH_CUDA(cudaMemcpy(&late, sink_d, sizeof(late), cudaMemcpyDeviceToHost));
+            if (late != 0) {
+                fprintf(stderr, "PE %d: raw_signal: %ld signals arrived before their data\n",
+                        me, late);
+                bad = 1;
+            }
+        }
         /* Every fetch-add must have landed on PE 1 exactly once. */
-        if (k == 2 && me == 1) {
+        if ((k == 2 || k == 7) && me == 1) {
             unsigned long long got = 0;
             BENCH_CUDA(cudaMemcpy(&got, s.ctr, sizeof(got), cudaMemcpyDeviceToHost));
             if (got != (unsigned long long)(warmup + iters)) {
@@ -353,6 +480,9 @@ int main(int argc, char **argv)
             failed = 1;
             if (me == 0)
                 printf("FAIL: %s\n", op_names[k]);
+        } else if (me == 0 && k > OP_BARRIER_STREAM && ns == 0) {
+            printf("# %s: n/a (%s's ptr gives no address of PE 1's heap here)\n", op_names[k],
+                   BENCH_IMPL);
         } else if (me == 0) {
             printf("# %s: %s, %ld iterations after %ld warm-up\n", op_names[k], how, iters,
                    warmup);
