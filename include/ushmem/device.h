@@ -1564,13 +1564,24 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 
 /* ---- Barrier and collectives ---- */
 
-/* Dissemination barrier over the device flags in every PE's reserved heap
- * area: in round k this PE adds one to flag k of PE me + 2^k and waits until
- * its own flag k has reached the barrier's epoch. Each PE receives exactly
- * one signal per round and barrier, so the flags count barriers and never
- * need resetting; the flags and epoch are the device barrier's own. Signals
- * go the SYNC class's road. `complete` first completes the calling thread's
- * operations (barrier_all) or only orders them (sync_all). */
+/* Up to this many PEs the device barrier is one round: every PE signals
+ * every other at once and waits for all of their signals, one link latency
+ * in all; beyond it, dissemination's log2(n) rounds send fewer messages. */
+#ifndef USHMEMI_DEV_FLAT_BARRIER_PES /* a test builds with 1 to take dissemination */
+#define USHMEMI_DEV_FLAT_BARRIER_PES 16
+#endif
+
+/* The device barrier, over the device flags in every PE's reserved heap
+ * area and an epoch (this PE's count of device barriers). Up to
+ * USHMEMI_DEV_FLAT_BARRIER_PES PEs, one round: this PE adds one to flag 0 of
+ * every other PE and waits until its own flag 0 has reached epoch * (n - 1).
+ * Beyond, dissemination: in round k this PE adds one to flag k of PE me +
+ * 2^k and waits until its own flag k has reached the epoch. Either way each
+ * flag receives the same number of signals in every barrier, so the flags
+ * count barriers and never need resetting; the flags and epoch are the
+ * device barrier's own. Signals go the SYNC class's road. `complete` first
+ * completes the calling thread's operations (barrier_all) or only orders
+ * them (sync_all). */
 USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
@@ -1586,7 +1597,19 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
         ushmem_quiet();
     else
         ushmemi_dev_fence();
-    for (int64_t dist = 1; dist < s->n_pes && k < s->device_flags_count; dist *= 2, k++) {
+    if (s->n_pes <= USHMEMI_DEV_FLAT_BARRIER_PES) {
+        unsigned spins = 0;
+        /* Every signal follows the fence or quiet above and carries
+         * nothing learnt since, so each is a relaxed add after it. */
+        for (int dist = 1; dist < s->n_pes; dist++)
+            ushmemi_dev_signal_after_fence(&flags[0], (s->my_pe + dist) % s->n_pes,
+                                           USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD, 1);
+        while (ushmemi_dev_load64(&flags[0]) < epoch * (uint64_t)(s->n_pes - 1))
+            ushmem_ring_backoff(&spins);
+    }
+    for (int64_t dist = 1; s->n_pes > USHMEMI_DEV_FLAT_BARRIER_PES && dist < s->n_pes &&
+                           k < s->device_flags_count;
+         dist *= 2, k++) {
         int to = (int)((s->my_pe + dist) % s->n_pes);
         unsigned spins = 0;
 

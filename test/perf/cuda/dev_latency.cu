@@ -17,8 +17,9 @@
  *                   a relaxed poll
  *   raw_fadd        atom.add at system scope (relaxed), chained
  *   raw_signal      the signal ping-pong as an 8-byte store, a system
- *                   fence and a relaxed add to the signal, waited for with
- *                   an acquire poll: the ordering a signal needs, and no more
+ *                   fence and a one-way relaxed add (red) to the signal,
+ *                   waited for with an acquire poll: the ordering a signal
+ *                   needs, and no more
  *
  *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal]
  *               [--iters N] [--warmup N]
@@ -216,7 +217,6 @@ __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warm
         role == ROLE_IDLE ? NULL : (unsigned long long *)peer_ptr(sig, peer);
     if (their_data == NULL || their_sig_p == NULL)
         return;
-    sys_ull their_sig(*their_sig_p);
     sys_ull my_sig(*(unsigned long long *)sig);
     long wrong = 0;
     for (long i = 1; i <= warmup + iters; i++) {
@@ -229,7 +229,11 @@ __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warm
         }
         *their_data = i;
         __threadfence_system();
-        their_sig.fetch_add(1, cuda::memory_order_relaxed);
+        /* One-way, as a signal's add is: no old value comes back. */
+        asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;"
+                     :
+                     : "l"(their_sig_p), "l"(1ull)
+                     : "memory");
         if (role == ROLE_START) {
             while (my_sig.load(cuda::memory_order_acquire) < (unsigned long long)i)
                 ;
@@ -443,8 +447,8 @@ int main(int argc, char **argv)
                 "device barrier_all in a 1-thread kernel, per barrier", NULL,
                 "no library: relaxed store / relaxed poll ping-pong, half round trip",
                 "no library: atom.add.relaxed.sys chained, per op",
-                "no library: store, fence.sc.sys, relaxed add / acquire poll ping-pong, half "
-                "round trip"};
+                "no library: store, fence.sc.sys, red.relaxed.sys.add / acquire poll ping-pong, "
+                "half round trip"};
 
             BENCH_CUDA(cudaMemset(sink_d, 0, sizeof(*sink_d)));
 
