@@ -11,7 +11,8 @@
  * counters, the signal and its data, and every alltoall word (A2A_LONGS per
  * pair, more than one landing chunk when peers are reached by messages).
  *
- * Usage: ze_device_api MODULE.so */
+ * Usage: ze_device_api MODULE.so [ROUNDS]   (default 3, at least 2: the
+ * second round finds the flags, counters and barrier epochs the first left) */
 #include <level_zero/ze_api.h>
 #include <shmem.h>
 #include <shmemx.h>
@@ -23,7 +24,7 @@
 #include "../mpe/mpe_check.h"
 
 #define ITEMS 16 /* work-items per launch: 2 groups of 8 */
-#define ROUNDS 3
+#define ROUNDS 3 /* by default */
 #define A2A_LONGS 10000 /* 80000 bytes per pair: two landing chunks */
 
 static int me, npes;
@@ -72,8 +73,9 @@ static void *read_file(const char *path, size_t *size_p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: ze_device_api MODULE.so\n");
+    long rounds = argc == 3 ? strtol(argv[2], NULL, 10) : ROUNDS;
+    if (argc < 2 || argc > 3 || rounds < 2 || rounds > 1000) {
+        fprintf(stderr, "usage: ze_device_api MODULE.so [ROUNDS, 2 to 1000]\n");
         return 2;
     }
     shmem_init();
@@ -137,7 +139,7 @@ int main(int argc, char **argv)
                   a2a_src && a2a_dst && host,
               "allocation failed");
 
-    for (long round = 1; round <= ROUNDS; round++) {
+    for (long round = 1; round <= rounds; round++) {
         /* Puts from every work-item to every PE. */
         for (int i = 0; i < ITEMS * 8; i++)
             host[i] = round * 7777 + me * 1000 + i;
@@ -256,7 +258,7 @@ int main(int argc, char **argv)
     shmem_free(slots);
     shmem_finalize();
     if (me == 0)
-        printf("ze device API: %d PEs, %d rounds of %d work-items: all checks passed\n", npes,
-               ROUNDS, ITEMS);
+        printf("ze device API: %d PEs, %ld rounds of %d work-items: all checks passed\n", npes,
+               rounds, ITEMS);
     return 0;
 }
