@@ -72,8 +72,6 @@
  * ushmemi_dev_post32/64: the same without the old value (add, and, or, xor
  *   may then be one-way).
  * ushmemi_dev_fence(): a sequentially consistent fence at system scope.
- * ushmemi_dev_release_fence(): a release fence at system scope: what came
- *   before is ordered before any later write (no total order of fences).
  * Optional, where the toolchain has cheaper forms (USHMEMI_DEV_HAS_RELAXED;
  *   otherwise the ordered helpers above stand in):
  *   ushmemi_dev_post_after_fence64: a set or add that directly follows the
@@ -224,11 +222,6 @@ USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
 USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
-}
-/* fence.acq_rel.sys, where the sequentially consistent one is fence.sc.sys. */
-USHMEM_DEVICE_FN void ushmemi_dev_release_fence(void)
-{
-    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
 }
 /* A fence followed by a relaxed write is a release pattern (PTX memory
  * model), so after the thread's own fence a signal needs no release of its
@@ -551,10 +544,6 @@ USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, USHMEMI_DEV_CL_SCOPE);
 }
-USHMEM_DEVICE_FN void ushmemi_dev_release_fence(void)
-{
-    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, USHMEMI_DEV_CL_SCOPE);
-}
 /* Work-items that share a cooperative call: scope 0 the work-item alone,
  * 1 its sub-group, 2 its work-group. */
 USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
@@ -689,7 +678,6 @@ typedef unsigned long long ushmemi_dev_ulonglong;
     __atomic_compare_exchange_n((p), (cmp_p), (v), false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #define USHMEMI_DEV_FETCH(p, OP, v) __atomic_fetch_##OP((p), (v), __ATOMIC_ACQ_REL)
 #define USHMEMI_DEV_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define USHMEMI_DEV_RELEASE_FENCE() __atomic_thread_fence(__ATOMIC_RELEASE)
 extern "C" {
 extern struct ushmem_device_state ushmem_device_state;
 extern thread_local struct ushmem_ring_producer ushmem_device_producer;
@@ -707,7 +695,6 @@ extern thread_local struct ushmem_ring_producer ushmem_device_producer;
                                             memory_order_acquire)
 #define USHMEMI_DEV_FETCH(p, OP, v) atomic_fetch_##OP##_explicit((p), (v), memory_order_acq_rel)
 #define USHMEMI_DEV_FENCE() atomic_thread_fence(memory_order_seq_cst)
-#define USHMEMI_DEV_RELEASE_FENCE() atomic_thread_fence(memory_order_release)
 #if defined(USHMEM_DEVICE_MODULE)
 /* A device module in C: code that a Level Zero driver loads as a native
  * module and runs in a process of its own (the ze test driver's helper, the
@@ -789,10 +776,6 @@ USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
 USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     USHMEMI_DEV_FENCE();
-}
-USHMEM_DEVICE_FN void ushmemi_dev_release_fence(void)
-{
-    USHMEMI_DEV_RELEASE_FENCE();
 }
 /* A host thread is its own warp and block. */
 USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
@@ -1459,10 +1442,8 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
     if (rank == 0) {
         if (direct) {
             /* The group met after its stores, so this one fence (it is
-             * cumulative) orders all of them before the signal. A release
-             * fence is all a signal needs: whoever sees it (an acquire wait)
-             * sees the data; no total order with other fences is asked. */
-            ushmemi_dev_release_fence();
+             * cumulative) orders all of them before the signal. */
+            ushmemi_dev_fence();
             ushmemi_dev_signal_after_fence(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal);
         } else {
             ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64,
