@@ -587,6 +587,7 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .stream_copy = ushmemi_cuda_stream_copy,
     .stream_write64 = ushmemi_cuda_stream_write64,
     .stream_wait64 = ushmemi_cuda_stream_wait64,
+    .stream_exchange64 = ushmemi_cuda_stream_exchange64,
     .stream_sum = ushmemi_cuda_stream_sum,
     .stream_alloc = ushmemi_cuda_stream_alloc,
     .stream_free = ushmemi_cuda_stream_free,

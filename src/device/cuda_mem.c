@@ -581,6 +581,56 @@ ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *str
     return USHMEM_OK;
 }
 
+/* The writes and the waits of a stream barrier's round as one batch: one
+ * call into the driver instead of one per word, which a host loop of
+ * stream-ordered barriers paid for every peer and round. */
+ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void *stream,
+                                               uint64_t *const *addrs, const uint64_t *values,
+                                               int nwrites, uint64_t *const *wait_addrs,
+                                               const uint64_t *wait_values, int nwaits)
+{
+    CUstreamBatchMemOpParams ops[2 * USHMEMI_STREAM_BATCH];
+    unsigned n = 0;
+
+    if (nwrites < 0 || nwaits < 0 || nwrites > USHMEMI_STREAM_BATCH ||
+        nwaits > USHMEMI_STREAM_BATCH) {
+        ushmemi_error("cuda backend: stream exchange of %d writes and %d waits refused (at "
+                      "most %d each)", nwrites, nwaits, USHMEMI_STREAM_BATCH);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "stream exchange");
+    if (status != USHMEM_OK)
+        return status;
+    memset(ops, 0, sizeof(ops));
+    for (int i = 0; i < nwrites; i++, n++) {
+        ops[n].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        ops[n].writeValue.address = as_devptr(addrs[i]);
+        ops[n].writeValue.value64 = values[i];
+        /* With its memory barrier, as stream_write64's. */
+        ops[n].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    }
+    for (int j = 0; j < nwaits; j++, n++) {
+        ops[n].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+        ops[n].waitValue.address = as_devptr(wait_addrs[j]);
+        ops[n].waitValue.value64 = wait_values[j];
+        ops[n].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ | CU_STREAM_WAIT_VALUE_FLUSH;
+    }
+    if (n == 0)
+        return USHMEM_OK;
+    CUresult r = ushmemi_cu.cuStreamBatchMemOp((CUstream)stream, n, ops, 0);
+    /* As in stream_wait64: FLUSH needs a device attribute that GPUs' peer
+     * writes do not. */
+    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED) {
+        for (unsigned k = (unsigned)nwrites; k < n; k++)
+            ops[k].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+        r = ushmemi_cu.cuStreamBatchMemOp((CUstream)stream, n, ops, 0);
+    }
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuStreamBatchMemOp_v2", r, "stream %p, %d writes, %d waits",
+                                 stream, nwrites, nwaits);
+    return USHMEM_OK;
+}
+
 /* Copies below this size stay on the backend's stream: dealing them out
  * saves nothing, and the wait that joins the lanes costs more. */
 #define USHMEMI_CUDA_LANE_MIN ((size_t)1 << 20)

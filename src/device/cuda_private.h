@@ -57,6 +57,7 @@
     X(cuStreamWriteValue64)                                                            \
     X(cuStreamWriteValue32)                                                            \
     X(cuStreamWaitValue64)                                                             \
+    X(cuStreamBatchMemOp)                                                              \
     X(cuMemsetD8Async)                                                                 \
     X(cuMemsetD16Async)                                                                \
     X(cuEventCreate)                                                                   \
@@ -194,6 +195,10 @@ ushmem_status_t ushmemi_cuda_export(struct ushmemi_device *dev, void *ptr, size_
                                     struct ushmemi_ipc_handle *handle_p);
 ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
                                     const struct ushmemi_ipc_handle *handle, int fd, void **ptr_p);
+ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void *stream,
+                                               uint64_t *const *addrs, const uint64_t *values,
+                                               int nwrites, uint64_t *const *wait_addrs,
+                                               const uint64_t *wait_values, int nwaits);
 ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr, size_t size);
 ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
                                   size_t len);

@@ -93,6 +93,7 @@ enum ushmemi_sum_kind {
     USHMEMI_SUM_KINDS
 };
 #define USHMEMI_STREAM_SUM_SOURCES 8 /* most sources of one stream_sum */
+#define USHMEMI_STREAM_BATCH 16       /* most writes, and waits, of one stream_exchange64 */
 
 struct ushmemi_device_ops {
     size_t size; /* sizeof(struct ushmemi_device_ops) for versioning */
@@ -185,6 +186,15 @@ struct ushmemi_device_ops {
                                      const uint64_t *addr, uint64_t value,
                                      enum ushmemi_stream_cmp cmp);
 
+    /* Optional (NULL: one stream_write64 or stream_wait64 each): writes
+     * values[i] to addrs[i] for i < nwrites, each after everything before
+     * it on the stream, then waits until every wait_addrs[j] >=
+     * wait_values[j], queued as one batch; at most USHMEMI_STREAM_BATCH of
+     * each. */
+    ushmem_status_t (*stream_exchange64)(struct ushmemi_device *dev, void *stream,
+                                         uint64_t *const *addrs, const uint64_t *values,
+                                         int nwrites, uint64_t *const *wait_addrs,
+                                         const uint64_t *wait_values, int nwaits);
     /* dst[i] = srcs[0][i] + srcs[1][i] + ... for i < count, added in that
      * order (so floating sums agree wherever the same sources are summed),
      * queued on the stream. Sources are this device's memory or peers' as

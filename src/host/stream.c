@@ -83,12 +83,45 @@ static bool team_set(const char *call, shmem_team_t team, struct ushmemi_coll_se
     return true;
 }
 
+/* One round for a team of at most USHMEMI_STREAM_BATCH + 1 members, where
+ * the backend batches stream words: this PE writes its next count to every
+ * member's flag of it and waits for every member's count in its own flags,
+ * one batch on the stream. Each ordered pair counts its messages as in the
+ * rounds below, so teams that share PEs may use either. False when this
+ * backend or team takes the rounds. */
+static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_set *set,
+                                   CUstream stream)
+{
+    uint64_t *flags[USHMEMI_STREAM_BATCH], *waits[USHMEMI_STREAM_BATCH];
+    uint64_t values[USHMEMI_STREAM_BATCH], expect[USHMEMI_STREAM_BATCH];
+    uint64_t *own = ushmemi_g.reserved->stream_flags;
+    int n = 0;
+
+    if (ushmemi_g.dev_ops->stream_exchange64 == NULL || set->size - 1 > USHMEMI_STREAM_BATCH)
+        return false;
+    for (int i = 1; i < set->size; i++) {
+        int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size);
+        struct ushmemi_loc loc;
+        ushmemi_locate_reserved(call, &own[ushmemi_g.my_pe], sizeof(uint64_t), pe, &loc);
+        flags[n] = mapped_at(call, &loc, pe);
+        values[n] = ++stream_sent[pe];
+        waits[n] = &own[pe];
+        expect[n] = ++stream_expected[pe];
+        n++;
+    }
+    check(call, ushmemi_g.dev_ops->stream_exchange64(ushmemi_g.dev, stream_of(stream), flags,
+                                                     values, n, waits, expect, n));
+    return true;
+}
+
 static void barrier_on_stream(const char *call, const struct ushmemi_coll_set *set,
                               CUstream stream)
 {
     int me_world = ushmemi_g.my_pe;
     uint64_t *own = ushmemi_g.reserved->stream_flags;
 
+    if (barrier_on_stream_flat(call, set, stream))
+        return;
     for (int dist = 1; dist < set->size; dist <<= 1) {
         int to = ushmemi_coll_world_pe(set, (set->me + dist) % set->size);
         int from = ushmemi_coll_world_pe(set, (set->me - dist % set->size + set->size) %
