@@ -91,6 +91,23 @@ bool ushmemi_cuda_take_region(struct ushmemi_device *dev, uintptr_t base,
     return found;
 }
 
+/* Frees the window slot at va; the last slot to go frees the window's
+ * reservation. Returns what freeing it returned (CUDA_SUCCESS otherwise). */
+static CUresult give_back_slot(struct ushmemi_device *dev, CUdeviceptr va)
+{
+    struct cuda_window *w = &dev->window;
+    CUresult r = CUDA_SUCCESS;
+
+    pthread_mutex_lock(&dev->lock);
+    w->used &= ~((uint64_t)1 << ((va - w->va) / w->stride));
+    if (w->used == 0) {
+        r = ushmemi_cu.cuMemAddressFree(w->va, w->stride * w->slots);
+        memset(w, 0, sizeof(*w));
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return r;
+}
+
 /* Unmap, free the reservation, release the handle: the reverse of the map.
  * A mapping in a slot of the window leaves the reservation to the window,
  * which the last slot to go frees. */
@@ -102,17 +119,10 @@ static ushmem_status_t unmap_mapping(struct ushmemi_device *dev, CUdeviceptr va,
     if (r != CUDA_SUCCESS)
         status = ushmemi_cuda_fail("cuMemUnmap", r, "0x%llx, %zu", (unsigned long long)va, size);
     if (in_window) {
-        struct cuda_window *w = &dev->window;
-        pthread_mutex_lock(&dev->lock);
-        w->used &= ~((uint64_t)1 << ((va - w->va) / w->stride));
-        if (w->used == 0) {
-            r = ushmemi_cu.cuMemAddressFree(w->va, w->stride * w->slots);
-            if (r != CUDA_SUCCESS && status == USHMEM_OK)
-                status = ushmemi_cuda_fail("cuMemAddressFree", r, "0x%llx, %zu (the window)",
-                                           (unsigned long long)w->va, w->stride * w->slots);
-            memset(w, 0, sizeof(*w));
-        }
-        pthread_mutex_unlock(&dev->lock);
+        r = give_back_slot(dev, va);
+        if (r != CUDA_SUCCESS && status == USHMEM_OK)
+            status = ushmemi_cuda_fail("cuMemAddressFree", r, "the window holding 0x%llx",
+                                       (unsigned long long)va);
     } else {
         r = ushmemi_cu.cuMemAddressFree(va, size);
         if (r != CUDA_SUCCESS && status == USHMEM_OK)
@@ -230,16 +240,8 @@ static ushmem_status_t map_in_slot(struct ushmemi_device *dev, CUmemGenericAlloc
                                    CUdeviceptr va, size_t len, const char *what)
 {
     ushmem_status_t status = map_at(dev, handle, va, len, what);
-    if (status != USHMEM_OK) {
-        struct cuda_window *w = &dev->window;
-        pthread_mutex_lock(&dev->lock);
-        w->used &= ~((uint64_t)1 << ((va - w->va) / w->stride));
-        if (w->used == 0) {
-            ushmemi_cu.cuMemAddressFree(w->va, w->stride * w->slots);
-            memset(w, 0, sizeof(*w));
-        }
-        pthread_mutex_unlock(&dev->lock);
-    }
+    if (status != USHMEM_OK)
+        give_back_slot(dev, va);
     return status;
 }
 
