@@ -166,6 +166,24 @@ ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t l
     return USHMEM_OK;
 }
 
+/* Registers a host buffer that serves only as the local side of transfers
+ * (bounce slots, atomic operands, message buffers). Without FI_MR_LOCAL the
+ * provider wants no registration for it, and none is made (desc NULL): tcp
+ * in libfabric 2.x gives every local-only registration the same key
+ * (FI_KEY_NOTAVAIL) and ofi_rxm then refuses the second one (FI_ENOKEY). */
+ushmem_status_t ushmemi_ofi_reg_local(struct ushmemi_transport *t, void *buf, size_t len,
+                                      uint64_t access, struct fid_mr **mr_p, void **desc_p)
+{
+    *mr_p = NULL;
+    *desc_p = NULL;
+    if (!t->mr_local)
+        return USHMEM_OK;
+    ushmem_status_t status = ushmemi_ofi_reg(t, buf, len, access, mr_p);
+    if (status == USHMEM_OK)
+        *desc_p = fi_mr_desc(*mr_p);
+    return status;
+}
+
 /* Registers device memory: the test that matters, since advertised FI_HMEM
  * is no proof that a real device buffer registers. */
 static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
@@ -313,10 +331,10 @@ static ushmem_status_t register_memory(struct ushmemi_transport *t,
                       t->scratch_size);
         return USHMEM_ERR_NO_MEMORY;
     }
-    status = ushmemi_ofi_reg(t, t->scratch, t->scratch_size, FI_READ | FI_WRITE, &t->scratch_mr);
+    status = ushmemi_ofi_reg_local(t, t->scratch, t->scratch_size, FI_READ | FI_WRITE,
+                                   &t->scratch_mr, &t->scratch_desc);
     if (status != USHMEM_OK)
         return status;
-    t->scratch_desc = fi_mr_desc(t->scratch_mr);
     for (int i = 0; i < OFI_NBI_SLOTS; i++)
         t->free_slots[i] = i;
     t->nfree_slots = OFI_NBI_SLOTS;

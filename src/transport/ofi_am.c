@@ -199,14 +199,14 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
                       t->rank, recv_bytes + send_bytes);
         return USHMEM_ERR_NO_MEMORY;
     }
-    ushmem_status_t status = ushmemi_ofi_reg(t, am->recv_slab, recv_bytes, FI_RECV, &am->recv_mr);
+    ushmem_status_t status = ushmemi_ofi_reg_local(t, am->recv_slab, recv_bytes, FI_RECV,
+                                                   &am->recv_mr, &am->recv_desc);
     if (status != USHMEM_OK)
         return status;
-    am->recv_desc = fi_mr_desc(am->recv_mr);
-    status = ushmemi_ofi_reg(t, am->send_slab, send_bytes, FI_SEND, &am->send_mr);
+    status = ushmemi_ofi_reg_local(t, am->send_slab, send_bytes, FI_SEND, &am->send_mr,
+                                   &am->send_desc);
     if (status != USHMEM_OK)
         return status;
-    am->send_desc = fi_mr_desc(am->send_mr);
     for (int s = 0; s < OFI_AM_SENDS; s++)
         am->free_send[s] = s;
     am->nfree_send = OFI_AM_SENDS;

@@ -74,13 +74,14 @@ void ushmemi_ofi_atomic_probe(struct ushmemi_transport *t)
         return; /* init already said why */
     /* Observed here: with ofi_rxd (over udp), a fetching atomic from several
      * PEs makes the target crash inside libfabric 1.17 (SIGSEGV in its
-     * progress), so atomics are refused up front rather than offered. */
-    if (strstr(t->prov_name, "ofi_rxd") != NULL && FI_MAJOR(ushmemi_fi.version()) == 1 &&
-        FI_MINOR(ushmemi_fi.version()) <= 17) {
+     * progress), and in 2.6 the barrier's atomics between two PEs never
+     * complete; so atomics are refused up front rather than offered. */
+    if (strstr(t->prov_name, "ofi_rxd") != NULL) {
         t->have_atomics = false;
         snprintf(t->no_atomic_why, sizeof(t->no_atomic_why),
-                 "provider %s in libfabric %u.%u crashes the target on concurrent fetching "
-                 "atomics", t->prov_name, FI_MAJOR(ushmemi_fi.version()), FI_MINOR(ushmemi_fi.version()));
+                 "provider %s in libfabric %u.%u is not safe for atomics (1.17 crashes the "
+                 "target on concurrent fetching atomics; 2.6 leaves atomics without completion)",
+                 t->prov_name, FI_MAJOR(ushmemi_fi.version()), FI_MINOR(ushmemi_fi.version()));
         ushmemi_debug("ofi: atomics unavailable: %s", t->no_atomic_why);
         return;
     }

@@ -218,6 +218,10 @@ ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const
  * endpoint when the provider asks for FI_MR_ENDPOINT. Logs on failure. */
 ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t len,
                                 uint64_t access, struct fid_mr **mr_p);
+/* The same for a buffer only ever the local side of a transfer: registered
+ * only under FI_MR_LOCAL; otherwise *mr_p and *desc_p are NULL. */
+ushmem_status_t ushmemi_ofi_reg_local(struct ushmemi_transport *t, void *buf, size_t len,
+                                      uint64_t access, struct fid_mr **mr_p, void **desc_p);
 
 /* Reads completions; returns how many it handled. Safe from any thread. */
 int ushmemi_ofi_progress(struct ushmemi_transport *t);
