@@ -383,7 +383,7 @@ row "long_g latency (us)" "$(val dev_latency ushmem g)" "$(val dev_latency nvshm
 row "putmem_signal ping-pong, half RTT (us)" "$(val dev_latency ushmem signal)" \
     "$(val dev_latency nvshmem signal)" -
 row "barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier_stream)" \
-    "$(val dev_latency nvshmem barrier_stream)" "<=1.0"
+    "$(val dev_latency nvshmem barrier_stream)" "<=0.8"
 # The floors: the same loops as plain memory operations through the peer's
 # address (dev_latency raw_*, in ushmem's run), against NVSHMEM's call: the
 # lowest ratio any library could show on this link.

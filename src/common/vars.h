@@ -68,6 +68,10 @@
     X(cuda_copy_streams, "USHMEM_CUDA_COPY_STREAMS", INT, "1",                        \
       "cuda backend: streams that copies of 1 MiB or more are dealt to round robin "     \
       "(1 to 8), so that the driver may run them on several copy engines")             \
+    X(cuda_stream_barrier, "USHMEM_CUDA_STREAM_BARRIER", STRING, "auto",             \
+      "cuda backend: how a stream-ordered barrier's round is queued: kernel (one "      \
+      "small kernel writes the flags and waits), memops (stream memory operations), "   \
+      "or auto (the kernel, which measured faster at 2 and 4 PEs)")                  \
     X(ze_kernels, "USHMEM_ZE_KERNELS", STRING, "",                                   \
       "A module of the ze backend's own kernels (the proxy's device atomic) in the "    \
       "driver's native format, for a Level Zero driver that takes no SPIR-V (the CPU "  \

@@ -294,6 +294,24 @@ static ushmem_status_t program_device(CUdevice *cu_dev_p)
 
 static void close_lanes(struct ushmemi_device *dev);
 
+/* USHMEM_CUDA_STREAM_BARRIER: how stream_exchange64 queues a round. */
+static ushmem_status_t read_stream_barrier(struct ushmemi_device *dev)
+{
+    const char *mode = ushmemi_settings.cuda_stream_barrier;
+    if (strcmp(mode, "auto") == 0) {
+        dev->exchange = USHMEMI_CUDA_EXCHANGE_AUTO;
+    } else if (strcmp(mode, "kernel") == 0) {
+        dev->exchange = USHMEMI_CUDA_EXCHANGE_KERNEL;
+    } else if (strcmp(mode, "memops") == 0) {
+        dev->exchange = USHMEMI_CUDA_EXCHANGE_MEMOPS;
+    } else {
+        ushmemi_error("cuda backend: USHMEM_CUDA_STREAM_BARRIER=%s is not auto, kernel or "
+                      "memops", mode);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    return USHMEM_OK;
+}
+
 /* USHMEM_CUDA_COPY_STREAMS: the streams large copies are dealt to, the
  * backend's own stream first (cuda_mem.c). */
 static ushmem_status_t open_lanes(struct ushmemi_device *dev)
@@ -470,6 +488,9 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
     if (status != USHMEM_OK)
         goto release_ctx;
     status = read_granularity(dev);
+    if (status != USHMEM_OK)
+        goto release_ctx;
+    status = read_stream_barrier(dev);
     if (status != USHMEM_OK)
         goto release_ctx;
     /* Non-blocking: the copies must not wait for the program's work on

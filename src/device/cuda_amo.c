@@ -5,7 +5,9 @@
  * CPU never touches the word, and the kernel runs on the backend's stream,
  * after the copies queued before it. PTX keeps the library free of nvcc and
  * of the CUDA runtime: the driver compiles it for whatever GPU is there. */
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,12 +122,93 @@ static const char amo_ptx[] =
     "    ret;\n"
     "}\n";
 
+/* ushmemi_exchange(x): a stream barrier's round for the stream-ordered
+ * calls. Thread t < x.nwrites stores x.values[t] to x.addrs[t] (release, at
+ * system scope: what the stream did before reaches the peer first), thread
+ * t < x.nwaits then spins (acquire) until x.waits[t] >= x.expect[t]. The
+ * arrays travel by value in the parameter (struct exchange_param below), so
+ * a queued launch keeps nothing of the caller's. */
+static const char exchange_ptx[] =
+    ".visible .entry ushmemi_exchange(.param .align 8 .b8 p_x[520])\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b32 %r<4>;\n"
+    "    .reg .b64 %rd<10>;\n"
+    "    mov.u32 %r1, %tid.x;\n"
+    "    ld.param.u32 %r2, [p_x];\n"
+    "    ld.param.u32 %r3, [p_x+4];\n"
+    "    mov.u64 %rd1, p_x;\n"
+    "    mul.wide.u32 %rd2, %r1, 8;\n"
+    "    add.u64 %rd3, %rd1, %rd2;\n"
+    "    setp.ge.u32 %p, %r1, %r2;\n"
+    "    @%p bra X_WAIT;\n"
+    "    ld.param.u64 %rd4, [%rd3+8];\n"
+    "    ld.param.u64 %rd5, [%rd3+136];\n"
+    "    st.release.sys.global.u64 [%rd4], %rd5;\n"
+    "X_WAIT:\n"
+    "    setp.ge.u32 %p, %r1, %r3;\n"
+    "    @%p bra X_DONE;\n"
+    "    ld.param.u64 %rd6, [%rd3+264];\n"
+    "    ld.param.u64 %rd7, [%rd3+392];\n"
+    "X_SPIN:\n"
+    "    ld.acquire.sys.global.u64 %rd8, [%rd6];\n"
+    "    setp.lt.u64 %p, %rd8, %rd7;\n"
+    "    @%p bra X_SPIN;\n"
+    "X_DONE:\n"
+    "    ret;\n"
+    "}\n";
+
+/* The kernel's parameter, at the offsets its PTX reads. */
+struct exchange_param {
+    uint32_t nwrites, nwaits;
+    uint64_t addrs[USHMEMI_STREAM_BATCH], values[USHMEMI_STREAM_BATCH];
+    uint64_t waits[USHMEMI_STREAM_BATCH], expect[USHMEMI_STREAM_BATCH];
+};
+_Static_assert(USHMEMI_STREAM_BATCH == 16 && sizeof(struct exchange_param) == 520 &&
+                   offsetof(struct exchange_param, values) == 136 &&
+                   offsetof(struct exchange_param, waits) == 264 &&
+                   offsetof(struct exchange_param, expect) == 392,
+               "ushmemi_exchange's PTX reads its parameter at these offsets");
+
 /* The kernel's op numbers are the ring's. */
 _Static_assert(USHMEM_RING_AMO_FETCH == 0 && USHMEM_RING_AMO_SET == 1 &&
                    USHMEM_RING_AMO_SWAP == 2 && USHMEM_RING_AMO_CSWAP == 3 &&
                    USHMEM_RING_AMO_ADD == 4 && USHMEM_RING_AMO_AND == 5 &&
                    USHMEM_RING_AMO_OR == 6 && USHMEM_RING_AMO_XOR == 7,
                "the PTX kernel numbers the atomics as enum ushmem_ring_amo_op does");
+
+/* The backend's kernels, JIT-compiled by the driver when first needed;
+ * called with amo_lock held. */
+static ushmem_status_t module_load(struct ushmemi_device *dev)
+{
+    if (dev->amo_module != NULL)
+        return USHMEM_OK;
+    size_t len = strlen(amo_ptx) + strlen(exchange_ptx) + 1;
+    char *ptx = malloc(len);
+    if (ptx == NULL)
+        return USHMEM_ERR_NO_MEMORY;
+    snprintf(ptx, len, "%s%s", amo_ptx, exchange_ptx);
+    CUresult r = ushmemi_cu.cuModuleLoadData(&dev->amo_module, ptx);
+    free(ptx);
+    if (r != CUDA_SUCCESS) {
+        dev->amo_module = NULL;
+        return ushmemi_cuda_fail("cuModuleLoadData", r, "the backend's kernels (PTX 7.0, "
+                                 "sm_70) on device %d", dev->ordinal);
+    }
+    const char *name = "ushmemi_amo";
+    r = ushmemi_cu.cuModuleGetFunction(&dev->amo_fn, dev->amo_module, name);
+    if (r == CUDA_SUCCESS) {
+        name = "ushmemi_exchange";
+        r = ushmemi_cu.cuModuleGetFunction(&dev->exchange_fn, dev->amo_module, name);
+    }
+    if (r != CUDA_SUCCESS) {
+        ushmemi_cu.cuModuleUnload(dev->amo_module);
+        dev->amo_module = NULL;
+        return ushmemi_cuda_fail("cuModuleGetFunction", r, "%s on device %d", name,
+                                 dev->ordinal);
+    }
+    return USHMEM_OK;
+}
 
 static ushmem_status_t amo_load(struct ushmemi_device *dev)
 {
@@ -141,27 +224,16 @@ static ushmem_status_t amo_load(struct ushmemi_device *dev)
                      "while the program launches another may hang; set "
                      "CUDA_MODULE_LOADING=EAGER (oshrun does)",
                      loading == NULL ? "unset" : loading);
-    CUresult r = ushmemi_cu.cuModuleLoadData(&dev->amo_module, amo_ptx);
-    if (r != CUDA_SUCCESS)
-        return ushmemi_cuda_fail("cuModuleLoadData", r, "the proxy's atomic kernel (PTX 7.0, "
-                                 "sm_70) on device %d", dev->ordinal);
-    r = ushmemi_cu.cuModuleGetFunction(&dev->amo_fn, dev->amo_module, "ushmemi_amo");
-    if (r != CUDA_SUCCESS) {
-        ushmemi_cu.cuModuleUnload(dev->amo_module);
-        dev->amo_module = NULL;
-        return ushmemi_cuda_fail("cuModuleGetFunction", r, "ushmemi_amo on device %d",
-                                 dev->ordinal);
-    }
+    ushmem_status_t status = module_load(dev);
+    if (status != USHMEM_OK)
+        return status;
     void *old = NULL;
     /* Two words: the blocking atomic's old value, and where a queued one
      * without a result leaves its own. */
-    r = ushmemi_cu.cuMemHostAlloc(&old, 2 * sizeof(uint64_t),
-                                  CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
-    if (r != CUDA_SUCCESS) {
-        ushmemi_cu.cuModuleUnload(dev->amo_module);
-        dev->amo_module = NULL;
+    CUresult r = ushmemi_cu.cuMemHostAlloc(&old, 2 * sizeof(uint64_t),
+                                           CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail("cuMemHostAlloc", r, "8 bytes for the atomic kernel's result");
-    }
     dev->amo_old = old;
     dev->amo_discard = (uint64_t *)old + 1;
     return USHMEM_OK;
@@ -199,7 +271,7 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
                                   uint64_t operand, uint64_t compare, uint64_t *old_p)
 {
     ushmem_status_t status;
-    if (dev->amo_module == NULL && (status = amo_load(dev)) != USHMEM_OK)
+    if (dev->amo_old == NULL && (status = amo_load(dev)) != USHMEM_OK)
         return status;
     if ((status = ushmemi_cuda_lanes_join(dev)) != USHMEM_OK)
         return status;
@@ -231,7 +303,7 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
     if (status != USHMEM_OK)
         return status;
     pthread_mutex_lock(&dev->amo_lock);
-    if (dev->amo_module == NULL)
+    if (dev->amo_old == NULL)
         status = amo_load(dev);
     pthread_mutex_unlock(&dev->amo_lock);
     if (status == USHMEM_OK)
@@ -252,12 +324,47 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
     return USHMEM_OK;
 }
 
+/* A stream barrier's round as one kernel on the program's stream (see
+ * exchange_ptx): one launch instead of a batch of stream memory
+ * operations. */
+ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *stream,
+                                             uint64_t *const *addrs, const uint64_t *values,
+                                             int nwrites, uint64_t *const *wait_addrs,
+                                             const uint64_t *wait_values, int nwaits)
+{
+    struct exchange_param x;
+    memset(&x, 0, sizeof(x));
+    x.nwrites = (uint32_t)nwrites;
+    x.nwaits = (uint32_t)nwaits;
+    for (int i = 0; i < nwrites; i++) {
+        x.addrs[i] = (uint64_t)(uintptr_t)addrs[i];
+        x.values[i] = values[i];
+    }
+    for (int j = 0; j < nwaits; j++) {
+        x.waits[j] = (uint64_t)(uintptr_t)wait_addrs[j];
+        x.expect[j] = wait_values[j];
+    }
+    pthread_mutex_lock(&dev->amo_lock);
+    ushmem_status_t status = module_load(dev);
+    pthread_mutex_unlock(&dev->amo_lock);
+    if (status != USHMEM_OK)
+        return status;
+    void *params[] = {&x};
+    CUresult r = ushmemi_cu.cuLaunchKernel(dev->exchange_fn, 1, 1, 1, 32, 1, 1, 0,
+                                           (CUstream)stream, params, NULL);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuLaunchKernel", r, "stream barrier kernel on stream %p, "
+                                 "%d writes, %d waits", stream, nwrites, nwaits);
+    return USHMEM_OK;
+}
+
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
 {
     if (dev->amo_module == NULL)
         return;
     ushmemi_cu.cuModuleUnload(dev->amo_module);
-    ushmemi_cu.cuMemFreeHost(dev->amo_old);
+    if (dev->amo_old != NULL)
+        ushmemi_cu.cuMemFreeHost(dev->amo_old);
     dev->amo_module = NULL;
     dev->amo_old = NULL;
     dev->amo_discard = NULL;

@@ -154,6 +154,12 @@ struct ushmemi_device {
     /* The proxy's atomic kernel (cuda_amo.c), loaded by its first atomic. */
     CUmodule amo_module;
     CUfunction amo_fn;
+    CUfunction exchange_fn; /* the stream barrier's round (cuda_amo.c) */
+    enum {
+        USHMEMI_CUDA_EXCHANGE_AUTO,
+        USHMEMI_CUDA_EXCHANGE_KERNEL,
+        USHMEMI_CUDA_EXCHANGE_MEMOPS,
+    } exchange; /* USHMEM_CUDA_STREAM_BARRIER */
     uint64_t *amo_old; /* host-pinned: where the kernel leaves the old value */
     uint64_t *amo_discard; /* beside it: the old value of a queued atomic without a result */
     pthread_mutex_t amo_lock; /* one atomic at a time: the proxy and the landing thread */
@@ -207,6 +213,10 @@ ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigne
                                  uint64_t operand, uint64_t compare, uint64_t *old_p);
 /* Releases what the atomic kernel holds (cuda_close). */
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *stream,
+                                             uint64_t *const *addrs, const uint64_t *values,
+                                             int nwrites, uint64_t *const *wait_addrs,
+                                             const uint64_t *wait_values, int nwaits);
 ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
 /* Makes `stream` wait for the copies dealt to the other lanes (see struct
  * ushmemi_device); the caller has made the context current. */

@@ -83,16 +83,14 @@ static bool team_set(const char *call, shmem_team_t team, struct ushmemi_coll_se
     return true;
 }
 
-/* One round for a team of 3 to USHMEMI_STREAM_BATCH + 1 members, where the
- * backend batches stream words: this PE writes its next count to every
- * member's flag of it and waits for every member's count in its own flags,
- * one batch on the stream. Each ordered pair counts its messages as in the
- * rounds below, so teams that share PEs may use either. False when this
- * backend or team takes the rounds. On four H100s a host loop of barriers
- * took 7.9 to 8.2 us a barrier at 4 PEs this way against 9.5 to 10.2 in
- * two rounds of single words; at 2 PEs the batch of one write and one wait
- * took 5.1 to 5.2 against 3.8 to 4.6, so two members keep the single
- * words. */
+/* One round for a team of 2 to USHMEMI_STREAM_BATCH + 1 members, where the
+ * backend queues a round at once: this PE writes its next count to every
+ * member's flag of it and waits for every member's count in its own flags.
+ * Each ordered pair counts its messages as in the rounds below, so teams
+ * that share PEs may use either. False when this backend or team takes the
+ * rounds. How the backend queues it (on cuda, a small kernel or stream
+ * memory operations: USHMEM_CUDA_STREAM_BARRIER) is the backend's choice;
+ * the README gives what each measured. */
 static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_set *set,
                                    CUstream stream)
 {
@@ -101,7 +99,7 @@ static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_s
     uint64_t *own = ushmemi_g.reserved->stream_flags;
     int n = 0;
 
-    if (ushmemi_g.dev_ops->stream_exchange64 == NULL || set->size < 3 ||
+    if (ushmemi_g.dev_ops->stream_exchange64 == NULL || set->size < 2 ||
         set->size - 1 > USHMEMI_STREAM_BATCH)
         return false;
     for (int i = 1; i < set->size; i++) {
