@@ -3,8 +3,10 @@
  * performs one atomic at system scope on device memory (this GPU's heap or a
  * peer's as mapped here) and leaves the old value in host-pinned memory. The
  * CPU never touches the word, and the kernel runs on the backend's stream,
- * after the copies queued before it. PTX keeps the library free of nvcc and
- * of the CUDA runtime: the driver compiles it for whatever GPU is there. */
+ * after the copies queued before it. The same module holds the round of a
+ * stream-ordered barrier (ushmemi_exchange), launched on the program's
+ * stream. PTX keeps the library free of nvcc and of the CUDA runtime: the
+ * driver compiles it for whatever GPU is there. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
