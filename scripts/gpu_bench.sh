@@ -393,6 +393,8 @@ row "floor: raw store+fence+add signal vs NVSHMEM's" "$(val dev_latency ushmem r
     "$(val dev_latency nvshmem signal)" -
 row "floor: raw store/poll p vs NVSHMEM long_p" "$(val dev_latency ushmem raw_p)" \
     "$(val dev_latency nvshmem p)" -
+row "floor: empty kernel launch vs NV barrier_all_on_stream" "$(val dev_latency ushmem raw_launch)" \
+    "$(val dev_latency nvshmem barrier_stream)" -
 row "device barrier vs NV barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier)" \
     "$(val dev_latency nvshmem barrier_stream)" -
 row "device barrier vs NVSHMEM device barrier (us)" "$(val dev_latency ushmem barrier)" \

@@ -20,8 +20,11 @@
  *                   fence and a one-way relaxed add (red) to the signal,
  *                   waited for with an acquire poll: the ordering a signal
  *                   needs, and no more
+ *   raw_launch      an empty one-warp kernel launched from a host loop, per
+ *                   launch: what barrier_stream costs at least where the
+ *                   library launches a kernel per call (both do)
  *
- *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal]
+ *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch]
  *               [--iters N] [--warmup N]
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
@@ -33,7 +36,7 @@
 #include <cuda/atomic>
 #include <time.h>
 
-#define OP_LIST "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal"
+#define OP_LIST "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch"
 #define ITERS_P2P 10000
 #define ITERS_BARRIER 1000
 
@@ -266,10 +269,19 @@ static void barrier_on_stream(cudaStream_t stream)
 #endif
 }
 
-/* Microseconds per barrier_all_on_stream in a host loop, from events on the
- * stream around the timed part; *host_us: what issuing one call took the
- * host (when it is close to the result, the host's issue rate bounds it). */
-static double time_barrier_stream(cudaStream_t stream, long warmup, long iters, double *host_us)
+__global__ void empty_kernel(void) {}
+
+static void launch_empty(cudaStream_t stream)
+{
+    empty_kernel<<<1, 32, 0, stream>>>();
+}
+
+/* Microseconds per call of issue(stream) in a host loop (barrier_all_on_stream
+ * or an empty launch), from events on the stream around the timed part;
+ * *host_us: what issuing one call took the host (when it is close to the
+ * result, the host's issue rate bounds it). */
+static double time_stream_loop(void (*issue)(cudaStream_t), cudaStream_t stream, long warmup,
+                               long iters, double *host_us)
 {
     cudaEvent_t start, stop;
     float ms = 0;
@@ -278,12 +290,12 @@ static double time_barrier_stream(cudaStream_t stream, long warmup, long iters, 
     BENCH_CUDA(cudaEventCreate(&start));
     BENCH_CUDA(cudaEventCreate(&stop));
     for (long i = 0; i < warmup; i++)
-        barrier_on_stream(stream);
+        issue(stream);
     BENCH_CUDA(cudaStreamSynchronize(stream));
     BENCH_CUDA(cudaEventRecord(start, stream));
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long i = 0; i < iters; i++)
-        barrier_on_stream(stream);
+        issue(stream);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     *host_us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
                1e3 / (double)iters;
@@ -308,10 +320,11 @@ static void usage(FILE *f)
 
 static const char *const op_names[] = {"p",       "g",           "fadd",  "signal",
                                        "barrier", "barrier_stream", "raw_p", "raw_fadd",
-                                       "raw_signal"};
-#define NOPS 9
+                                       "raw_signal", "raw_launch"};
+#define NOPS 10
 #define OP_BARRIER 4
 #define OP_BARRIER_STREAM 5
+#define OP_RAW_LAUNCH 9
 
 /* Sets want[op] for each op named in the comma-separated list; -1 on an
  * unknown name. */
@@ -396,7 +409,7 @@ int main(int argc, char **argv)
     }
 
     for (int k = 0; k < NOPS && !failed; k++) {
-        int barrier_op = k == OP_BARRIER || k == OP_BARRIER_STREAM;
+        int barrier_op = k == OP_BARRIER || k == OP_BARRIER_STREAM || k == OP_RAW_LAUNCH;
         long iters = iters_opt > 0 ? iters_opt : barrier_op ? ITERS_BARRIER : ITERS_P2P;
         long warmup = warmup_opt >= 0 ? warmup_opt : iters / 10;
         long bad = 0;
@@ -428,8 +441,11 @@ int main(int argc, char **argv)
         bench_barrier_all();
 
         if (k == OP_BARRIER_STREAM) {
-            us = time_barrier_stream(stream, warmup, iters, &host_us);
+            us = time_stream_loop(barrier_on_stream, stream, warmup, iters, &host_us);
             how = "host loop of barrier_all_on_stream, per barrier";
+        } else if (k == OP_RAW_LAUNCH) {
+            us = time_stream_loop(launch_empty, stream, warmup, iters, &host_us);
+            how = "no library: host loop of empty one-warp kernel launches, per launch";
         } else {
             void *args_p[] = {&s.flag, &role, &warmup, &iters, &ns_d};
             void *args_g[] = {&s.gvar, &role, &warmup, &iters, &ns_d, &sink_d};
@@ -444,9 +460,9 @@ int main(int argc, char **argv)
                 (const void *)raw_p_kernel,  (const void *)raw_fadd_kernel,
                 (const void *)raw_signal_kernel};
             void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,
-                                 args_p, args_f, args_rs};
+                                 args_p, args_f, args_rs, NULL};
             /* Half a round trip for the ping-pongs, one operation otherwise. */
-            static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2};
+            static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0};
             static const char *const hows[NOPS] = {
                 "long_p ping-pong, half round trip", "long_g chained, per read",
                 "ulonglong_atomic_fetch_add chained, per op",
@@ -455,7 +471,8 @@ int main(int argc, char **argv)
                 "no library: relaxed store / relaxed poll ping-pong, half round trip",
                 "no library: atom.add.relaxed.sys chained, per op",
                 "no library: store, fence.sc.sys, red.relaxed.sys.add / acquire poll ping-pong, "
-                "half round trip"};
+                "half round trip",
+                NULL};
 
             BENCH_CUDA(cudaMemset(sink_d, 0, sizeof(*sink_d)));
 
@@ -491,15 +508,15 @@ int main(int argc, char **argv)
             failed = 1;
             if (me == 0)
                 printf("FAIL: %s\n", op_names[k]);
-        } else if (me == 0 && k > OP_BARRIER_STREAM && ns == 0) {
+        } else if (me == 0 && k > OP_BARRIER_STREAM && k != OP_RAW_LAUNCH && ns == 0) {
             printf("# %s: n/a (%s's ptr gives no address of PE 1's heap here)\n", op_names[k],
                    BENCH_IMPL);
         } else if (me == 0) {
             printf("# %s: %s, %ld iterations after %ld warm-up\n", op_names[k], how, iters,
                    warmup);
             printf("%s,%.3f\n", op_names[k], us);
-            if (k == OP_BARRIER_STREAM)
-                printf("# barrier_stream: the host took %.3f us to issue each call\n", host_us);
+            if (k == OP_BARRIER_STREAM || k == OP_RAW_LAUNCH)
+                printf("# %s: the host took %.3f us to issue each call\n", op_names[k], host_us);
             fflush(stdout);
         }
     }
