@@ -189,8 +189,8 @@ struct ushmemi_device_ops {
     /* Optional (NULL: one stream_write64 or stream_wait64 each): writes
      * values[i] to addrs[i] for i < nwrites, each after everything before
      * it on the stream, then waits until every wait_addrs[j] >=
-     * wait_values[j], queued as one batch; at most USHMEMI_STREAM_BATCH of
-     * each. */
+     * wait_values[j], queued at once (cuda: one kernel, or a batch of
+     * stream memory operations); at most USHMEMI_STREAM_BATCH of each. */
     ushmem_status_t (*stream_exchange64)(struct ushmemi_device *dev, void *stream,
                                          uint64_t *const *addrs, const uint64_t *values,
                                          int nwrites, uint64_t *const *wait_addrs,
