@@ -30,7 +30,9 @@
  *   - The cooperative calls (ushmemx_*_warp, ushmemx_*_block and the block
  *     collectives) are made by every thread of the warp or block with the
  *     same arguments; they share the copy between those threads. On the cpu
- *     backend a thread is its own warp and block.
+ *     backend a thread is its own warp and block. In SYCL they take the
+ *     work-group or sub-group object last instead (ushmemx_*_work_group,
+ *     at the end of this file), as Intel SHMEM's do.
  *   - The block collectives (ushmemx_alltoallmem_block and friends) are
  *     called by one block per PE on every PE, with the same sizes; they
  *     return when this PE's part is complete everywhere, as the host
@@ -39,8 +41,10 @@
  *     once; a signal operation other than USHMEM_SIGNAL_ADD sets.
  *
  * Everything that depends on the compiler (atomics on remote words, fences,
- * thread-local state, function qualifiers, where the state lives) is in the
- * first section below and nowhere else. */
+ * thread-local state, function qualifiers, where the state lives) is in one
+ * header per compiler family, include/ushmem/detail/device_<family>.h (cuda,
+ * opencl, sycl, c), and nowhere else; this file holds the calls themselves,
+ * written once for all of them. */
 #ifndef USHMEM_DEVICE_H
 #define USHMEM_DEVICE_H
 
@@ -61,7 +65,7 @@
 #pragma clang diagnostic pop
 #endif
 
-/* ---- Compiler-specific helpers: the only place that knows the toolchain. ----
+/* ---- Compiler-specific helpers: what each family's header provides. ----
  * USHMEM_DEVICE_FN: qualifiers of every function in this header.
  * ushmemi_dev_state(): the state.
  * ushmemi_dev_producer(scratch): the producer state to submit with;
@@ -89,737 +93,26 @@
  * ushmemi_dev_proxy_reaches(p): 1 when the proxy thread can reach p, else
  *   the bytes travel in the ring when USHMEMI_DEV_RESULTS_IN_RING is 1. */
 #if defined(__CUDACC__)
-/* CUDA (host and device passes of nvcc), with or without relocatable device
- * code. Each translation unit holds its own __constant__ copy of the state:
- * a static object constructed at program start registers a function that
- * writes that copy, and shmem_init calls every registered function once the
- * state is known (a module registered later is written at once). Nothing
- * else is per module: the barrier's epoch and the peer table live in the
- * heap. CUDA threads have no thread-local storage to hold producer state, so
- * each submission starts from a zeroed producer (a stale head is safe, see
- * ring.h) and quiet waits for every ticket handed out. */
-#include <cuda/atomic>
-#include <cuda_runtime.h>
-#define USHMEM_DEVICE_FN static inline __host__ __device__
-typedef long long ushmemi_dev_longlong;
-typedef unsigned long long ushmemi_dev_ulonglong;
-static __constant__ struct ushmem_device_state ushmemi_cuda_state;
-
-/* Writes this module's copy (ushmemi_device_register, device_state.h);
- * returns NULL, or the CUDA error's name. */
-static const char *ushmemi_cuda_fill(const struct ushmem_device_state *state)
-{
-    cudaError_t err = cudaMemcpyToSymbol(ushmemi_cuda_state, state, sizeof(*state));
-    return err == cudaSuccess ? NULL : cudaGetErrorName(err);
-}
-namespace {
-struct ushmemi_cuda_registrar {
-    ushmemi_cuda_registrar() { ushmemi_device_register("cuda", ushmemi_cuda_fill); }
-};
-static ushmemi_cuda_registrar ushmemi_cuda_registered;
-} /* namespace */
-
-USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
-{
-#if defined(__CUDA_ARCH__)
-    return &ushmemi_cuda_state;
-#else
-    return NULL; /* the device API is for device code */
-#endif
-}
-USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
-{
-    return scratch;
-}
-/* One lane of the threads that quiet together reads tail, once they have
- * all submitted (the sync orders their tickets before the read): thousands
- * of threads reading host memory at once hold up the copy engine. */
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
-{
-#if defined(__CUDA_ARCH__)
-    cooperative_groups::coalesced_group g = cooperative_groups::coalesced_threads();
-    unsigned long long target = 0;
-    g.sync();
-    if (g.thread_rank() == 0)
-        target = ushmem_ring_load_acquire(&r->tail);
-    return g.shfl(target, 0);
-#else
-    return ushmem_ring_load_acquire(&r->tail);
-#endif
-}
-typedef cuda::atomic_ref<uint32_t, cuda::thread_scope_system> ushmemi_dev_ref32;
-typedef cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> ushmemi_dev_ref64;
-USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)
-{
-    return ushmemi_dev_ref32(*const_cast<uint32_t *>(p)).load(cuda::memory_order_acquire);
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
-{
-    return ushmemi_dev_ref64(*reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(p)))
-        .load(cuda::memory_order_acquire);
-}
-/* Atomics are relaxed, as OpenSHMEM's are: fence and quiet order them, and
- * an acquire-release round trip at system scope costs several times a
- * relaxed one. A set stays a release store (the non-fetching form). */
-USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
-{
-    ushmemi_dev_ref32 a(*p);
-    switch (op) {
-    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_SET: a.store(v, cuda::memory_order_release); return 0;
-    case USHMEM_RING_AMO_SWAP: return a.exchange(v, cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(cmp, v, cuda::memory_order_relaxed); return cmp;
-    case USHMEM_RING_AMO_ADD: return a.fetch_add(v, cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_AND: return a.fetch_and(v, cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_OR: return a.fetch_or(v, cuda::memory_order_relaxed);
-    default: return a.fetch_xor(v, cuda::memory_order_relaxed);
-    }
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
-{
-    ushmemi_dev_ref64 a(*reinterpret_cast<unsigned long long *>(p));
-    unsigned long long x = v, c = cmp;
-    switch (op) {
-    case USHMEM_RING_AMO_FETCH: return a.load(cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_SET: a.store(x, cuda::memory_order_release); return 0;
-    case USHMEM_RING_AMO_SWAP: return a.exchange(x, cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_CSWAP: a.compare_exchange_strong(c, x, cuda::memory_order_relaxed); return c;
-    case USHMEM_RING_AMO_ADD: return a.fetch_add(x, cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_AND: return a.fetch_and(x, cuda::memory_order_relaxed);
-    case USHMEM_RING_AMO_OR: return a.fetch_or(x, cuda::memory_order_relaxed);
-    default: return a.fetch_xor(x, cuda::memory_order_relaxed);
-    }
-}
-/* A non-fetching add, and, or or xor is a one-way reduction (red): the
- * thread does not wait a round trip for an old value nobody reads. */
-USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
-{
-#if defined(__CUDA_ARCH__)
-    switch (op) {
-    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    default: break;
-    }
-#endif
-    ushmemi_dev_rmw32(p, op, v, 0);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
-{
-#if defined(__CUDA_ARCH__)
-    unsigned long long x = v;
-    switch (op) {
-    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    default: break;
-    }
-#endif
-    ushmemi_dev_rmw64(p, op, v, 0);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
-{
-    cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
-}
-/* A fence followed by a relaxed write is a release pattern (PTX memory
- * model), so after the thread's own fence a signal needs no release of its
- * own, which would cost a second fence on the way to the peer. */
-#define USHMEMI_DEV_HAS_RELAXED 1
-USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
-{
-#if defined(__CUDA_ARCH__)
-    unsigned long long x = v;
-    if (op == USHMEM_RING_AMO_ADD) {
-        asm volatile("red.relaxed.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
-        return;
-    }
-    if (op == USHMEM_RING_AMO_SET) {
-        asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
-        return;
-    }
-#endif
-    ushmemi_dev_post64(p, op, v);
-}
-/* Only this GPU reads and writes such a word, and the calls that use it are
- * ordered by the program (one thread, or kernels one after the other):
- * relaxed at GPU scope, no trip to system scope. */
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_own_load64(const uint64_t *p)
-{
-#if defined(__CUDA_ARCH__)
-    unsigned long long x;
-    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
-    return x;
-#else
-    return ushmemi_dev_load64(p);
-#endif
-}
-USHMEM_DEVICE_FN void ushmemi_dev_own_store64(uint64_t *p, uint64_t v)
-{
-#if defined(__CUDA_ARCH__)
-    unsigned long long x = v;
-    asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
-#else
-    ushmemi_dev_rmw64(p, USHMEM_RING_AMO_SET, v, 0);
-#endif
-}
-/* Threads that share a cooperative call: scope 0 the calling thread alone,
- * 1 its warp (the threads of it that are active), 2 its block. */
-USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
-{
-#if defined(__CUDA_ARCH__)
-    if (scope == 2)
-        return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    if (scope == 1) {
-        unsigned lane;
-        asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-        return __popc(__activemask() & ((1u << lane) - 1u));
-    }
-#endif
-    (void)scope;
-    return 0;
-}
-USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
-{
-#if defined(__CUDA_ARCH__)
-    if (scope == 2)
-        return blockDim.x * blockDim.y * blockDim.z;
-    if (scope == 1)
-        return __popc(__activemask());
-#endif
-    (void)scope;
-    return 1;
-}
-USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
-{
-#if defined(__CUDA_ARCH__)
-    if (scope == 2)
-        __syncthreads();
-    else if (scope == 1)
-        __syncwarp(__activemask());
-#endif
-    (void)scope;
-}
-/* Copies n bytes with `size` threads, this one being `rank`, in words of W
- * bytes (dst and src share their alignment modulo W); four words in flight
- * per thread, since a load from a peer's memory takes a microsecond (and
- * more would spill registers in blocks of 1024 threads). Indices are of type
- * I: 32-bit whenever the words fit, since every instruction counts when a
- * block's 32 warps share an SM's four schedulers for a small message. */
-#if defined(__CUDA_ARCH__)
-#define USHMEMI_DEV_UNROLL _Pragma("unroll")
-#else
-#define USHMEMI_DEV_UNROLL
-#endif
-template <typename W, typename I>
-__host__ __device__ static inline void ushmemi_dev_copy_words(char *dst, const char *src, I n,
-                                                              I rank, I size)
-{
-    I head = (I)((sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1));
-    if (head > n)
-        head = n;
-    for (I i = rank; i < head; i += size)
-        dst[i] = src[i];
-    W *d = reinterpret_cast<W *>(dst + head);
-    const W *s = reinterpret_cast<const W *>(src + head);
-    I nw = (n - head) / (I)sizeof(W), i = rank;
-    for (; i + 3 * size < nw; i += 4 * size) {
-        W v[4];
-        USHMEMI_DEV_UNROLL
-        for (I k = 0; k < 4; k++)
-            v[k] = s[i + k * size];
-        USHMEMI_DEV_UNROLL
-        for (I k = 0; k < 4; k++)
-            d[i + k * size] = v[k];
-    }
-    for (; i < nw; i += size)
-        d[i] = s[i];
-    for (I j = head + nw * (I)sizeof(W) + rank; j < n; j += size)
-        dst[j] = src[j];
-}
-/* A thread of rank >= W with no word of its own (rank >= n / W) has nothing
- * to copy: the head and tail bytes go to ranks below W. Such threads, most
- * of a block for a small message, leave before any of the copy's
- * arithmetic. */
-template <typename W>
-__host__ __device__ static inline void ushmemi_dev_copy_as(char *dst, const char *src, size_t n,
-                                                           unsigned rank, unsigned size)
-{
-    if (rank >= sizeof(W) && rank >= n / sizeof(W))
-        return;
-    /* The 32-bit form needs n plus a stride of indices to stay below 2^32. */
-    if (n <= (size_t)UINT32_MAX - 4u * (size_t)size * sizeof(W))
-        ushmemi_dev_copy_words<W, unsigned>(dst, src, (unsigned)n, rank, size);
-    else
-        ushmemi_dev_copy_words<W, size_t>(dst, src, n, rank, size);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n, unsigned rank,
-                                             unsigned size)
-{
-    char *d = static_cast<char *>(dst);
-    const char *s = static_cast<const char *>(src);
-    uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
-
-    /* One aligned word (p, g, a flag): one load and one store, so that a
-     * waiting PE never sees it half written. */
-    if (size == 1 && (n & (n - 1)) == 0 && n <= 16 && (((uintptr_t)d | skew) & (n - 1)) == 0) {
-        switch (n) {
-        case 1: *d = *s; return;
-        case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); return;
-        case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); return;
-        case 8: *reinterpret_cast<uint64_t *>(d) = *reinterpret_cast<const uint64_t *>(s); return;
-        default: *reinterpret_cast<int4 *>(d) = *reinterpret_cast<const int4 *>(s); return;
-        }
-    }
-    /* At most one aligned 16-byte word per thread (a small message for a
-     * block or warp): one load and one store, none of the general copy's
-     * branches, which cost more than the copy itself. */
-    if ((((uintptr_t)d | skew | n) & 15) == 0 && n / 16 <= size) {
-        if (rank < n / 16)
-            reinterpret_cast<int4 *>(d)[rank] = reinterpret_cast<const int4 *>(s)[rank];
-        return;
-    }
-    if ((skew & 15) == 0)
-        ushmemi_dev_copy_as<int4>(d, s, n, rank, size);
-    else if ((skew & 7) == 0)
-        ushmemi_dev_copy_as<uint64_t>(d, s, n, rank, size);
-    else if ((skew & 3) == 0)
-        ushmemi_dev_copy_as<uint32_t>(d, s, n, rank, size);
-    else
-        ushmemi_dev_copy_as<char>(d, s, n, rank, size);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
-{
-    memset(dst, 0, n);
-}
-
-/* A GPU thread's registers, local and shared memory are out of the proxy
- * thread's reach: through the proxy, values of p, g and fetching atomics,
- * and puts from or gets into such memory, travel in the ring itself
- * (ring.h, FLAG_INLINE and FLAG_RESULT), 8 bytes per request. */
-#define USHMEMI_DEV_RESULTS_IN_RING 1
-USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
-{
-#if defined(__CUDA_ARCH__)
-    return __isGlobal(p);
-#else
-    (void)p;
-    return 1;
-#endif
-}
-
+#include <ushmem/detail/device_cuda.h>
 #elif defined(__OPENCL_C_VERSION__)
-/* OpenCL C for Intel GPUs: compiled to SPIR-V (clang -cl-std=CL2.0 or
- * CL3.0 -target spir64, then llvm-spirv) for a Level Zero module. It needs
- * the generic address space, because every call takes plain pointers that
- * may name the heap (__global), a work-group's __local memory or private
- * variables. OpenCL C 2.0 has it; 3.0 has it as an optional feature, as it
- * has program-scope globals and acquire-release and sequentially consistent
- * atomics at all-devices scope. 64-bit atomics need cl_khr_int64_base_atomics
- * and cl_khr_int64_extended_atomics, the double calls cl_khr_fp64. ring.h
- * and the check below stop the compile, naming what is missing.
- *
- * The state: each module (SPIR-V binary) holds one program-scope copy, named
- * ushmem_device_state, as each CUDA translation unit holds its own. The ze
- * backend writes it from the host's copy, as CUDA's registrar does: at
- * shmem_init for the modules created before it, at once for a module
- * created later, by finding it with zeModuleGetGlobalPointer(module,
- * "ushmem_device_state", ...) and copying the struct there before any
- * kernel of the module runs. Until then it is zero (version 0).
- *
- * Work-items have no thread-local storage, so as on CUDA each submission
- * starts from a zeroed producer and quiet waits for every ticket handed out.
- * A warp is a sub-group (cl_khr_subgroups, or the 3.0 feature
- * __opencl_c_subgroups): its cooperative calls are made by every work-item
- * of the sub-group, in converged control flow, unlike CUDA's active-lane
- * groups. Without sub-groups a work-item is its own warp. A block is the
- * work-group. The proxy thread reaches __global memory (Level Zero's device,
- * host and shared allocations), which to_global() tells apart from private
- * and __local memory; those travel in the ring. */
-#if __OPENCL_C_VERSION__ >= 300 && (!defined(__opencl_c_program_scope_global_variables) || \
-                                    !defined(__opencl_c_atomic_order_seq_cst))
-#error "ushmem device API: OpenCL C 3.0 needs program-scope global variables and seq_cst atomics"
-#endif
-#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)
-#define USHMEMI_DEV_CL_SUBGROUPS 1
-#else
-#define USHMEMI_DEV_CL_SUBGROUPS 0
-#endif
-#define USHMEM_DEVICE_FN static inline
-typedef long ushmemi_dev_longlong;
-typedef unsigned long ushmemi_dev_ulonglong;
-__global struct ushmem_device_state ushmem_device_state;
-
-USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
-{
-    return &ushmem_device_state;
-}
-USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
-{
-    return scratch;
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
-{
-    return ushmem_ring_load_acquire(&r->tail);
-}
-/* Every atomic is at all-devices scope (SPIR-V CrossDevice): the other side
- * is another process's GPU or the host. */
-#define USHMEMI_DEV_CL_SCOPE memory_scope_all_svm_devices
-USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)
-{
-    return atomic_load_explicit((volatile atomic_uint *)p, memory_order_acquire,
-                                USHMEMI_DEV_CL_SCOPE);
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
-{
-    return atomic_load_explicit((volatile atomic_ulong *)p, memory_order_acquire,
-                                USHMEMI_DEV_CL_SCOPE);
-}
-/* Acquire-release, as in the C branch; a set is a release store. */
-USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
-{
-    volatile atomic_uint *a = (volatile atomic_uint *)p;
-    switch (op) {
-    case USHMEM_RING_AMO_FETCH:
-        return atomic_load_explicit(a, memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_SET:
-        atomic_store_explicit(a, v, memory_order_release, USHMEMI_DEV_CL_SCOPE);
-        return 0;
-    case USHMEM_RING_AMO_SWAP:
-        return atomic_exchange_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_CSWAP:
-        atomic_compare_exchange_strong_explicit(a, &cmp, v, memory_order_acq_rel,
-                                                memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
-        return cmp;
-    case USHMEM_RING_AMO_ADD:
-        return atomic_fetch_add_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_AND:
-        return atomic_fetch_and_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_OR:
-        return atomic_fetch_or_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    default:
-        return atomic_fetch_xor_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    }
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
-{
-    volatile atomic_ulong *a = (volatile atomic_ulong *)p;
-    switch (op) {
-    case USHMEM_RING_AMO_FETCH:
-        return atomic_load_explicit(a, memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_SET:
-        atomic_store_explicit(a, v, memory_order_release, USHMEMI_DEV_CL_SCOPE);
-        return 0;
-    case USHMEM_RING_AMO_SWAP:
-        return atomic_exchange_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_CSWAP:
-        atomic_compare_exchange_strong_explicit(a, &cmp, v, memory_order_acq_rel,
-                                                memory_order_acquire, USHMEMI_DEV_CL_SCOPE);
-        return cmp;
-    case USHMEM_RING_AMO_ADD:
-        return atomic_fetch_add_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_AND:
-        return atomic_fetch_and_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    case USHMEM_RING_AMO_OR:
-        return atomic_fetch_or_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    default:
-        return atomic_fetch_xor_explicit(a, v, memory_order_acq_rel, USHMEMI_DEV_CL_SCOPE);
-    }
-}
-/* SPIR-V has no one-way reduction: an atomic whose result is unused. */
-USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
-{
-    ushmemi_dev_rmw32(p, op, v, 0);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
-{
-    ushmemi_dev_rmw64(p, op, v, 0);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
-{
-    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, USHMEMI_DEV_CL_SCOPE);
-}
-/* Work-items that share a cooperative call: scope 0 the work-item alone,
- * 1 its sub-group, 2 its work-group. */
-USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
-{
-    if (scope == 2)
-        return (unsigned)get_local_linear_id();
-#if USHMEMI_DEV_CL_SUBGROUPS
-    if (scope == 1)
-        return get_sub_group_local_id();
-#endif
-    return 0;
-}
-USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
-{
-    if (scope == 2)
-        return (unsigned)(get_local_size(0) * get_local_size(1) * get_local_size(2));
-#if USHMEMI_DEV_CL_SUBGROUPS
-    if (scope == 1)
-        return get_sub_group_size();
-#endif
-    return 1;
-}
-USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
-{
-    if (scope == 2)
-        work_group_barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-#if USHMEMI_DEV_CL_SUBGROUPS
-    else if (scope == 1)
-        sub_group_barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-#endif
-}
-/* Copies n bytes with `size` work-items, this one being `rank`, in words of
- * type W (dst and src share their alignment modulo sizeof(W)), four words in
- * flight per work-item as on CUDA; one function per word type, since
- * OpenCL C has no templates. */
-#define USHMEMI_DEV_CL_COPY_WORDS(W)                                                   \
-    USHMEM_DEVICE_FN void ushmemi_dev_copy_##W(char *dst, const char *src, size_t n,   \
-                                               unsigned rank, unsigned size)           \
-    {                                                                                  \
-        size_t head = (sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1); \
-        if (head > n)                                                                  \
-            head = n;                                                                  \
-        for (size_t i = rank; i < head; i += size)                                     \
-            dst[i] = src[i];                                                           \
-        W *d = (W *)(dst + head);                                                      \
-        const W *s = (const W *)(src + head);                                          \
-        size_t nw = (n - head) / sizeof(W), i = rank, step = size;                     \
-        for (; i + 3 * step < nw; i += 4 * step) {                                     \
-            W v0 = s[i], v1 = s[i + step], v2 = s[i + 2 * step], v3 = s[i + 3 * step]; \
-            d[i] = v0;                                                                 \
-            d[i + step] = v1;                                                          \
-            d[i + 2 * step] = v2;                                                      \
-            d[i + 3 * step] = v3;                                                      \
-        }                                                                              \
-        for (; i < nw; i += step)                                                      \
-            d[i] = s[i];                                                               \
-        for (size_t j = head + nw * sizeof(W) + rank; j < n; j += step)                \
-            dst[j] = src[j];                                                           \
-    }
-USHMEMI_DEV_CL_COPY_WORDS(uint4)
-USHMEMI_DEV_CL_COPY_WORDS(ulong)
-USHMEMI_DEV_CL_COPY_WORDS(uint)
-#undef USHMEMI_DEV_CL_COPY_WORDS
-USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n, unsigned rank,
-                                             unsigned size)
-{
-    char *d = (char *)dst;
-    const char *s = (const char *)src;
-    uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
-
-    /* One aligned word (p, g, a flag): one load and one store, so that a
-     * waiting PE never sees it half written. */
-    if (size == 1 && (n & (n - 1)) == 0 && n <= 16 && (((uintptr_t)d | skew) & (n - 1)) == 0) {
-        switch (n) {
-        case 1: *d = *s; return;
-        case 2: *(ushort *)d = *(const ushort *)s; return;
-        case 4: *(uint *)d = *(const uint *)s; return;
-        case 8: *(ulong *)d = *(const ulong *)s; return;
-        default: *(uint4 *)d = *(const uint4 *)s; return;
-        }
-    }
-    if ((skew & 15) == 0) {
-        ushmemi_dev_copy_uint4(d, s, n, rank, size);
-    } else if ((skew & 7) == 0) {
-        ushmemi_dev_copy_ulong(d, s, n, rank, size);
-    } else if ((skew & 3) == 0) {
-        ushmemi_dev_copy_uint(d, s, n, rank, size);
-    } else {
-        for (size_t i = rank; i < n; i += size)
-            d[i] = s[i];
-    }
-}
-USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        ((char *)dst)[i] = ((const char *)src)[i];
-}
-USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        ((char *)dst)[i] = 0;
-}
-/* The proxy thread cannot reach a work-item's private or __local memory:
- * through the proxy, values of p, g and fetching atomics, and puts from or
- * gets into such memory, travel in the ring (FLAG_INLINE, FLAG_RESULT). */
-#define USHMEMI_DEV_RESULTS_IN_RING 1
-USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
-{
-    return to_global(p) != NULL;
-}
-
+#include <ushmem/detail/device_opencl.h>
 #elif defined(SYCL_LANGUAGE_VERSION)
-/* SYCL: sycl::atomic_ref<..., sycl::memory_scope::system> for the atomics, a
- * device global for the state, and a zeroed producer per submission as in
- * CUDA. */
-#error "ushmem device API: the SYCL helpers are not written yet"
-
+#include <ushmem/detail/device_sycl.h>
 #else
-/* C11 (the cpu backend, where device code is host threads) and host C++
- * (GCC and Clang, reached through the __atomic builtins, since C++ before
- * C++23 has no _Atomic). libushmem defines the state and the per-thread
- * producer. */
-#define USHMEM_DEVICE_FN static inline
-typedef long long ushmemi_dev_longlong;
-typedef unsigned long long ushmemi_dev_ulonglong;
-#if defined(__cplusplus)
-#define USHMEMI_DEV_ATOMIC(T) T
-#define USHMEMI_DEV_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define USHMEMI_DEV_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define USHMEMI_DEV_XCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
-#define USHMEMI_DEV_CAS(p, cmp_p, v)                                                   \
-    __atomic_compare_exchange_n((p), (cmp_p), (v), false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
-#define USHMEMI_DEV_FETCH(p, OP, v) __atomic_fetch_##OP((p), (v), __ATOMIC_ACQ_REL)
-#define USHMEMI_DEV_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-extern "C" {
-extern struct ushmem_device_state ushmem_device_state;
-extern thread_local struct ushmem_ring_producer ushmem_device_producer;
-}
-#else
-#include <stdatomic.h>
-/* Heap words are plain memory; C11 atomics act on them through an _Atomic
- * view of the same size and alignment, as GCC and Clang lay them out. */
-#define USHMEMI_DEV_ATOMIC(T) _Atomic T
-#define USHMEMI_DEV_LOAD(p) atomic_load_explicit((p), memory_order_acquire)
-#define USHMEMI_DEV_STORE(p, v) atomic_store_explicit((p), (v), memory_order_release)
-#define USHMEMI_DEV_XCHG(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel)
-#define USHMEMI_DEV_CAS(p, cmp_p, v)                                                   \
-    atomic_compare_exchange_strong_explicit((p), (cmp_p), (v), memory_order_acq_rel,   \
-                                            memory_order_acquire)
-#define USHMEMI_DEV_FETCH(p, OP, v) atomic_fetch_##OP##_explicit((p), (v), memory_order_acq_rel)
-#define USHMEMI_DEV_FENCE() atomic_thread_fence(memory_order_seq_cst)
-#if defined(USHMEM_DEVICE_MODULE)
-/* A device module in C: code that a Level Zero driver loads as a native
- * module and runs in a process of its own (the ze test driver's helper, the
- * stand-in for a GPU). The module holds its own state, which the host fills
- * with shmemx_ze_module_init (zeModuleGetGlobalPointer and a copy), and
- * each work-item (a thread there) its own producer; weak, so that several
- * translation units of one module share them. The proxy thread runs in the
- * program's process and reaches no memory of the module's process but
- * device and host allocations, which it moves with the copy engine: values
- * travel in the ring. */
-__attribute__((weak, visibility("default"))) struct ushmem_device_state ushmem_device_state;
-__attribute__((weak)) _Thread_local struct ushmem_ring_producer ushmem_device_producer;
-#ifndef USHMEMI_DEV_RESULTS_IN_RING
-#define USHMEMI_DEV_RESULTS_IN_RING 1
-#endif
-#else
-extern struct ushmem_device_state ushmem_device_state;
-extern _Thread_local struct ushmem_ring_producer ushmem_device_producer;
-#endif
-#endif
-USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
-{
-    return &ushmem_device_state;
-}
-USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
-{
-    (void)scratch;
-    return &ushmem_device_producer;
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
-{
-    (void)r;
-    return ushmem_device_producer.issued;
-}
-USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)
-{
-    return USHMEMI_DEV_LOAD((USHMEMI_DEV_ATOMIC(uint32_t) *)p);
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_load64(const uint64_t *p)
-{
-    return USHMEMI_DEV_LOAD((USHMEMI_DEV_ATOMIC(uint64_t) *)p);
-}
-USHMEM_DEVICE_FN uint32_t ushmemi_dev_rmw32(uint32_t *p, unsigned op, uint32_t v, uint32_t cmp)
-{
-    USHMEMI_DEV_ATOMIC(uint32_t) *a = (USHMEMI_DEV_ATOMIC(uint32_t) *)p;
-    switch (op) {
-    case USHMEM_RING_AMO_FETCH: return USHMEMI_DEV_LOAD(a);
-    case USHMEM_RING_AMO_SET: USHMEMI_DEV_STORE(a, v); return 0;
-    case USHMEM_RING_AMO_SWAP: return USHMEMI_DEV_XCHG(a, v);
-    case USHMEM_RING_AMO_CSWAP: USHMEMI_DEV_CAS(a, &cmp, v); return cmp;
-    case USHMEM_RING_AMO_ADD: return USHMEMI_DEV_FETCH(a, add, v);
-    case USHMEM_RING_AMO_AND: return USHMEMI_DEV_FETCH(a, and, v);
-    case USHMEM_RING_AMO_OR: return USHMEMI_DEV_FETCH(a, or, v);
-    default: return USHMEMI_DEV_FETCH(a, xor, v);
-    }
-}
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v, uint64_t cmp)
-{
-    USHMEMI_DEV_ATOMIC(uint64_t) *a = (USHMEMI_DEV_ATOMIC(uint64_t) *)p;
-    switch (op) {
-    case USHMEM_RING_AMO_FETCH: return USHMEMI_DEV_LOAD(a);
-    case USHMEM_RING_AMO_SET: USHMEMI_DEV_STORE(a, v); return 0;
-    case USHMEM_RING_AMO_SWAP: return USHMEMI_DEV_XCHG(a, v);
-    case USHMEM_RING_AMO_CSWAP: USHMEMI_DEV_CAS(a, &cmp, v); return cmp;
-    case USHMEM_RING_AMO_ADD: return USHMEMI_DEV_FETCH(a, add, v);
-    case USHMEM_RING_AMO_AND: return USHMEMI_DEV_FETCH(a, and, v);
-    case USHMEM_RING_AMO_OR: return USHMEMI_DEV_FETCH(a, or, v);
-    default: return USHMEMI_DEV_FETCH(a, xor, v);
-    }
-}
-USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
-{
-    ushmemi_dev_rmw32(p, op, v, 0);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
-{
-    ushmemi_dev_rmw64(p, op, v, 0);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
-{
-    USHMEMI_DEV_FENCE();
-}
-/* A host thread is its own warp and block. */
-USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
-{
-    (void)scope;
-    return 0;
-}
-USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
-{
-    (void)scope;
-    return 1;
-}
-USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
-{
-    (void)scope;
-}
-USHMEM_DEVICE_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n, unsigned rank,
-                                             unsigned size)
-{
-    (void)rank;
-    (void)size;
-    memcpy(dst, src, n);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n);
-}
-USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
-{
-    memset(dst, 0, n);
-}
-/* The proxy thread reaches a host thread's memory. A test may define
- * USHMEMI_DEV_RESULTS_IN_RING to 1 to send values through the ring as CUDA
- * code does. */
-#ifndef USHMEMI_DEV_RESULTS_IN_RING
-#define USHMEMI_DEV_RESULTS_IN_RING 0
-#endif
-USHMEM_DEVICE_FN int ushmemi_dev_proxy_reaches(const void *p)
-{
-    (void)p;
-    return !USHMEMI_DEV_RESULTS_IN_RING;
-}
+#include <ushmem/detail/device_c.h>
 #endif
 /* ---- End of the compiler-specific helpers. ---- */
+/* The internal calls that a group of threads makes together take its scope
+ * (USHMEMI_DEV_THREAD, _WARP or _BLOCK below); SYCL passes the group object
+ * instead and makes them templates (detail/device_sycl.h), and then
+ * USHMEMI_DEV_GROUPS leaves out the _warp and _block names. */
+#if !defined(USHMEMI_DEV_SCOPED)
+#define USHMEMI_DEV_SCOPED
+typedef unsigned ushmemi_dev_scope;
+#endif
+#if !defined(USHMEMI_DEV_GROUPS)
+#define USHMEMI_DEV_GROUPS 0
+#endif
 #if !defined(USHMEMI_DEV_HAS_RELAXED)
 USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
 {
@@ -999,8 +292,9 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit(const struct ushmem_device_state *s
 /* A put by the threads of `scope`: on the direct road they share the copy;
  * through the proxy one of them submits. The group meets before (its source
  * is written) and after (a blocking call has returned for all of it). */
+USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes, int pe, int nbi,
-                                      unsigned scope)
+                                      ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     unsigned rank = ushmemi_dev_group_rank(scope);
@@ -1017,8 +311,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes
     ushmemi_dev_group_sync(scope);
 }
 
+USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_get(void *dest, const void *src, size_t nbytes, int pe, int nbi,
-                                      unsigned scope)
+                                      ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     unsigned rank = ushmemi_dev_group_rank(scope);
@@ -1036,10 +331,14 @@ USHMEM_DEVICE_FN void ushmemi_dev_get(void *dest, const void *src, size_t nbytes
 }
 
 /* The untyped calls: X(suffix of the name, scope). */
+#if USHMEMI_DEV_GROUPS
+#define USHMEMI_DEV_MEM_SCOPES(X) X(, USHMEMI_DEV_THREAD)
+#else
 #define USHMEMI_DEV_MEM_SCOPES(X)                                                      \
     X(, USHMEMI_DEV_THREAD)                                                            \
     X(_warp, USHMEMI_DEV_WARP)                                                         \
     X(_block, USHMEMI_DEV_BLOCK)
+#endif
 #define USHMEMI_DEV_MEM(SUFFIX, SCOPE)                                                 \
     USHMEM_DEVICE_FN void USHMEMI_DEV_MEM_NAME(putmem, SUFFIX)(void *dest, const void *src, \
                                                                 size_t nbytes, int pe) \
@@ -1361,7 +660,8 @@ USHMEM_DEVICE_FN void ushmem_quiet(void)
  * it covers what the others did before they met, and the proxied requests
  * quiet waits for are every one handed out), and the group meets again.
  * One fence instead of one per thread. */
-USHMEM_DEVICE_FN void ushmemi_dev_quiet_group(unsigned scope)
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_quiet_group(ushmemi_dev_scope scope)
 {
     ushmemi_dev_group_sync(scope);
     if (ushmemi_dev_group_rank(scope) == 0)
@@ -1369,6 +669,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_quiet_group(unsigned scope)
     ushmemi_dev_group_sync(scope);
 }
 
+#if !USHMEMI_DEV_GROUPS
 /* ushmem_quiet for the calling warp (its active threads) or block. */
 USHMEM_DEVICE_FN void ushmemx_quiet_warp(void)
 {
@@ -1379,6 +680,7 @@ USHMEM_DEVICE_FN void ushmemx_quiet_block(void)
 {
     ushmemi_dev_quiet_group(USHMEMI_DEV_BLOCK);
 }
+#endif
 
 /* Orders the calling thread's puts and atomics to each PE. When a PE takes
  * different roads for different classes, ordering across the roads needs the
@@ -1408,6 +710,17 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
     }
 }
 
+/* ushmem_fence for a group's threads, all of which call it: one fence
+ * between two meetings, as quiet_group. */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_fence_group(ushmemi_dev_scope scope)
+{
+    ushmemi_dev_group_sync(scope);
+    if (ushmemi_dev_group_rank(scope) == 0)
+        ushmem_fence();
+    ushmemi_dev_group_sync(scope);
+}
+
 /* ---- Signals and waits ---- */
 
 /* A put and a signal by the threads of `scope`: the signal is issued once
@@ -1418,9 +731,10 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
  * the copy engine both are queued on one device, in order; a fabric put is
  * complete at the target before the next request is taken), and the wait
  * for the put, which frees the source, comes after the signal. */
+USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, size_t nbytes,
                                              uint64_t *sig_addr, uint64_t signal, int sig_op,
-                                             int pe, unsigned scope)
+                                             int pe, ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     unsigned rank = ushmemi_dev_group_rank(scope);
@@ -1468,6 +782,7 @@ USHMEM_DEVICE_FN void ushmem_putmem_signal_nbi(void *dest, const void *source, s
     ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_THREAD);
 }
 
+#if !USHMEMI_DEV_GROUPS
 USHMEM_DEVICE_FN void ushmemx_putmem_signal_warp(void *dest, const void *source, size_t nbytes,
                                                  uint64_t *sig_addr, uint64_t signal, int sig_op,
                                                  int pe)
@@ -1494,6 +809,21 @@ USHMEM_DEVICE_FN void ushmemx_putmem_signal_nbi_block(void *dest, const void *so
                                                       uint64_t signal, int sig_op, int pe)
 {
     ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, USHMEMI_DEV_BLOCK);
+}
+#endif
+
+/* A signal without data: sets or adds to the signal word of PE pe, on the
+ * road of the SIGNAL class, ordered after nothing (fence first for that). */
+USHMEM_DEVICE_FN void ushmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, USHMEM_RING_AMO_SET,
+                    USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
+}
+
+USHMEM_DEVICE_FN void ushmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, USHMEM_RING_AMO_ADD,
+                    USHMEM_RING_AMO_UINT64, 8, signal, 0, 0);
 }
 
 /* The signal word of this PE. */
@@ -1643,57 +973,243 @@ USHMEM_DEVICE_FN void ushmem_sync_all(void)
     ushmemi_dev_barrier(0);
 }
 
-/* The end of a block collective: every thread's puts are complete (direct
+/* The end of a group collective: every thread's puts are complete (direct
  * stores made visible by each thread, proxied ones by the barrier's quiet)
- * and every PE has done its part. */
-USHMEM_DEVICE_FN void ushmemi_dev_block_barrier(void)
+ * and every PE has done its part; the group's barrier_all (complete) and
+ * sync_all (the stores ordered only). */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_group_barrier(ushmemi_dev_scope scope, int complete)
 {
     ushmemi_dev_fence();
-    ushmemi_dev_group_sync(USHMEMI_DEV_BLOCK);
-    if (ushmemi_dev_group_rank(USHMEMI_DEV_BLOCK) == 0)
-        ushmemi_dev_barrier(1);
-    ushmemi_dev_group_sync(USHMEMI_DEV_BLOCK);
+    ushmemi_dev_group_sync(scope);
+    if (ushmemi_dev_group_rank(scope) == 0)
+        ushmemi_dev_barrier(complete);
+    ushmemi_dev_group_sync(scope);
 }
 
-/* dest[pe * nbytes ...] on every PE receives src of that PE's block for this
+/* dest[pe * nbytes ...] on every PE receives src of that PE's group for this
  * PE, that is src[me * nbytes ...] of PE pe. Peers are taken from the next
  * PE on, so that PEs do not all write to one PE at once. */
-USHMEM_DEVICE_FN void ushmemx_alltoallmem_block(void *dest, const void *src, size_t nbytes)
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_alltoall(void *dest, const void *src, size_t nbytes,
+                                           ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
 
     for (int i = 0; i < s->n_pes; i++) {
         int pe = (s->my_pe + 1 + i) % s->n_pes;
         ushmemi_dev_put((char *)dest + (size_t)s->my_pe * nbytes,
-                        (const char *)src + (size_t)pe * nbytes, nbytes, pe, 1,
-                        USHMEMI_DEV_BLOCK);
+                        (const char *)src + (size_t)pe * nbytes, nbytes, pe, 1, scope);
     }
-    ushmemi_dev_block_barrier();
+    ushmemi_dev_group_barrier(scope, 1);
 }
 
 /* dest on every PE, root included, receives src of root. */
-USHMEM_DEVICE_FN void ushmemx_broadcastmem_block(void *dest, const void *src, size_t nbytes,
-                                                 int root)
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_broadcast(void *dest, const void *src, size_t nbytes, int root,
+                                            ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
 
     if (s->my_pe == root) {
         for (int i = 0; i < s->n_pes; i++)
-            ushmemi_dev_put(dest, src, nbytes, (root + 1 + i) % s->n_pes, 1, USHMEMI_DEV_BLOCK);
+            ushmemi_dev_put(dest, src, nbytes, (root + 1 + i) % s->n_pes, 1, scope);
     }
-    ushmemi_dev_block_barrier();
+    ushmemi_dev_group_barrier(scope, 1);
 }
 
 /* dest[pe * nbytes ...] on every PE receives src of PE pe. */
-USHMEM_DEVICE_FN void ushmemx_fcollectmem_block(void *dest, const void *src, size_t nbytes)
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_fcollect(void *dest, const void *src, size_t nbytes,
+                                           ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
 
     for (int i = 0; i < s->n_pes; i++)
         ushmemi_dev_put((char *)dest + (size_t)s->my_pe * nbytes, src, nbytes,
-                        (s->my_pe + 1 + i) % s->n_pes, 1, USHMEMI_DEV_BLOCK);
-    ushmemi_dev_block_barrier();
+                        (s->my_pe + 1 + i) % s->n_pes, 1, scope);
+    ushmemi_dev_group_barrier(scope, 1);
 }
+
+/* The same collectives by one thread per PE (Intel SHMEM's base device
+ * collectives); they return 0, as Intel SHMEM's do on success. */
+USHMEM_DEVICE_FN int ushmem_alltoallmem(void *dest, const void *src, size_t nbytes)
+{
+    ushmemi_dev_alltoall(dest, src, nbytes, USHMEMI_DEV_THREAD);
+    return 0;
+}
+
+USHMEM_DEVICE_FN int ushmem_broadcastmem(void *dest, const void *src, size_t nbytes, int root)
+{
+    ushmemi_dev_broadcast(dest, src, nbytes, root, USHMEMI_DEV_THREAD);
+    return 0;
+}
+
+USHMEM_DEVICE_FN int ushmem_fcollectmem(void *dest, const void *src, size_t nbytes)
+{
+    ushmemi_dev_fcollect(dest, src, nbytes, USHMEMI_DEV_THREAD);
+    return 0;
+}
+
+#if !USHMEMI_DEV_GROUPS
+/* The block collectives: one block per PE, every thread of it calling. */
+USHMEM_DEVICE_FN void ushmemx_alltoallmem_block(void *dest, const void *src, size_t nbytes)
+{
+    ushmemi_dev_alltoall(dest, src, nbytes, USHMEMI_DEV_BLOCK);
+}
+
+USHMEM_DEVICE_FN void ushmemx_broadcastmem_block(void *dest, const void *src, size_t nbytes,
+                                                 int root)
+{
+    ushmemi_dev_broadcast(dest, src, nbytes, root, USHMEMI_DEV_BLOCK);
+}
+
+USHMEM_DEVICE_FN void ushmemx_fcollectmem_block(void *dest, const void *src, size_t nbytes)
+{
+    ushmemi_dev_fcollect(dest, src, nbytes, USHMEMI_DEV_BLOCK);
+}
+#endif
+
+#if defined(SYCL_LANGUAGE_VERSION)
+/* ---- SYCL: the calls of a work-group or sub-group ----
+ * Intel SHMEM's names and argument order: `group` is the kernel's
+ * sycl::group<D> (nd_item::get_group()) or sycl::sub_group
+ * (nd_item::get_sub_group()), last, and every work-item of it calls with the
+ * same arguments, in converged control flow. The work-items share the copy
+ * on the direct road; through the proxy one of them submits. As for CUDA's
+ * blocks, the collectives are called by one group per PE on every PE. */
+template <typename Group>
+static inline void ushmemx_putmem_work_group(void *dest, const void *src, size_t nbytes, int pe,
+                                             const Group &group)
+{
+    ushmemi_dev_put(dest, src, nbytes, pe, 0, group);
+}
+template <typename Group>
+static inline void ushmemx_getmem_work_group(void *dest, const void *src, size_t nbytes, int pe,
+                                             const Group &group)
+{
+    ushmemi_dev_get(dest, src, nbytes, pe, 0, group);
+}
+template <typename Group>
+static inline void ushmemx_putmem_nbi_work_group(void *dest, const void *src, size_t nbytes,
+                                                 int pe, const Group &group)
+{
+    ushmemi_dev_put(dest, src, nbytes, pe, 1, group);
+}
+template <typename Group>
+static inline void ushmemx_getmem_nbi_work_group(void *dest, const void *src, size_t nbytes,
+                                                 int pe, const Group &group)
+{
+    ushmemi_dev_get(dest, src, nbytes, pe, 1, group);
+}
+/* The typed forms: ushmemx_int_put_work_group(dest, src, nelems, pe, group). */
+#define USHMEMI_DEV_RMA_GROUP(T, NAME)                                                 \
+    template <typename Group>                                                          \
+    static inline void ushmemx_##NAME##_put_work_group(T *dest, const T *src, size_t nelems, \
+                                                       int pe, const Group &group)     \
+    {                                                                                  \
+        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 0, group);                  \
+    }                                                                                  \
+    template <typename Group>                                                          \
+    static inline void ushmemx_##NAME##_get_work_group(T *dest, const T *src, size_t nelems, \
+                                                       int pe, const Group &group)     \
+    {                                                                                  \
+        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 0, group);                  \
+    }                                                                                  \
+    template <typename Group>                                                          \
+    static inline void ushmemx_##NAME##_put_nbi_work_group(T *dest, const T *src,       \
+                                                           size_t nelems, int pe,      \
+                                                           const Group &group)         \
+    {                                                                                  \
+        ushmemi_dev_put(dest, src, nelems * sizeof(T), pe, 1, group);                  \
+    }                                                                                  \
+    template <typename Group>                                                          \
+    static inline void ushmemx_##NAME##_get_nbi_work_group(T *dest, const T *src,       \
+                                                           size_t nelems, int pe,      \
+                                                           const Group &group)         \
+    {                                                                                  \
+        ushmemi_dev_get(dest, src, nelems * sizeof(T), pe, 1, group);                  \
+    }
+USHMEM_DEVICE_RMA_TYPES(USHMEMI_DEV_RMA_GROUP)
+#undef USHMEMI_DEV_RMA_GROUP
+
+template <typename Group>
+static inline void ushmemx_putmem_signal_work_group(void *dest, const void *source, size_t nbytes,
+                                                    uint64_t *sig_addr, uint64_t signal,
+                                                    int sig_op, int pe, const Group &group)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, group);
+}
+template <typename Group>
+static inline void ushmemx_putmem_signal_nbi_work_group(void *dest, const void *source,
+                                                        size_t nbytes, uint64_t *sig_addr,
+                                                        uint64_t signal, int sig_op, int pe,
+                                                        const Group &group)
+{
+    ushmemi_dev_put_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe, group);
+}
+/* ushmem_quiet for the group's work-items: one fence instead of one each. */
+template <typename Group>
+static inline void ushmemx_quiet_work_group(const Group &group)
+{
+    ushmemi_dev_quiet_group(group);
+}
+template <typename Group>
+static inline void ushmemx_fence_work_group(const Group &group)
+{
+    ushmemi_dev_fence_group(group);
+}
+/* The waits of a group: every work-item returns once the word satisfies the
+ * comparison, signal_wait_until with the value its group's leader saw. */
+template <typename Group>
+static inline uint64_t ushmemx_signal_wait_until_work_group(uint64_t *sig_addr, int cmp,
+                                                           uint64_t value, const Group &group)
+{
+    uint64_t seen = 0;
+    if (group.leader())
+        seen = ushmem_signal_wait_until(sig_addr, cmp, value);
+    return sycl::group_broadcast(group, seen);
+}
+#define USHMEMI_DEV_WAIT_GROUP(T, NAME, KIND)                                          \
+    template <typename Group>                                                          \
+    static inline void ushmemx_##NAME##_wait_until_work_group(T *ivar, int cmp, T value, \
+                                                              const Group &group)      \
+    {                                                                                  \
+        if (group.leader())                                                            \
+            ushmem_##NAME##_wait_until(ivar, cmp, value);                              \
+        sycl::group_barrier(group);                                                    \
+    }
+USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT_GROUP)
+#undef USHMEMI_DEV_WAIT_GROUP
+template <typename Group>
+static inline void ushmemx_barrier_all_work_group(const Group &group)
+{
+    ushmemi_dev_group_barrier(group, 1);
+}
+template <typename Group>
+static inline void ushmemx_sync_all_work_group(const Group &group)
+{
+    ushmemi_dev_group_barrier(group, 0);
+}
+template <typename Group>
+static inline void ushmemx_alltoallmem_work_group(void *dest, const void *src, size_t nbytes,
+                                                  const Group &group)
+{
+    ushmemi_dev_alltoall(dest, src, nbytes, group);
+}
+template <typename Group>
+static inline void ushmemx_broadcastmem_work_group(void *dest, const void *src, size_t nbytes,
+                                                   int root, const Group &group)
+{
+    ushmemi_dev_broadcast(dest, src, nbytes, root, group);
+}
+template <typename Group>
+static inline void ushmemx_fcollectmem_work_group(void *dest, const void *src, size_t nbytes,
+                                                  const Group &group)
+{
+    ushmemi_dev_fcollect(dest, src, nbytes, group);
+}
+#endif
 
 #if defined(__OPENCL_C_VERSION__)
 #pragma pop_macro("local")

@@ -158,10 +158,51 @@ USHMEM_RING_INLINE void ushmem_ring_yield(void)
 #define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 
 #elif defined(SYCL_LANGUAGE_VERSION)
-/* SYCL slot: sycl::atomic_ref<uint64_t, sycl::memory_order::acq_rel,
- * sycl::memory_scope::system, sycl::access::address_space::global_space>
- * for the three accessors, and a short spin for pause and yield. */
-#error "ushmem ring: the SYCL atomics are not written yet"
+/* SYCL 2020 (any implementation): the ring's words are plain 64-bit words
+ * reached through sycl::atomic_ref at system scope, since the consumer is a
+ * host thread. The generic address space, because a word may be named by a
+ * pointer of any kind. A kernel that runs on the host (a CPU device, whose
+ * work-items are host threads) yields the processor while it waits, as a
+ * host producer does: producers may outnumber cores, and a spinning one
+ * must not starve the proxy thread it waits for. AdaptiveCpp compiles a
+ * kernel once per target, and says which one in __acpp_if_target_host;
+ * another implementation's device pass defines __SYCL_DEVICE_ONLY__. */
+#include <sycl/sycl.hpp>
+#if !defined(__SYCL_DEVICE_ONLY__)
+#include <sched.h>
+#endif
+typedef uint64_t ushmem_ring_word_t;
+#define USHMEM_RING_INLINE static inline
+typedef sycl::atomic_ref<uint64_t, sycl::memory_order::relaxed, sycl::memory_scope::system,
+                         sycl::access::address_space::generic_space>
+    ushmem_ring_atomic_ref;
+USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
+{
+    return ushmem_ring_atomic_ref(*p).load(sycl::memory_order::acquire);
+}
+USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
+{
+    ushmem_ring_atomic_ref(*p).store(v, sycl::memory_order::release);
+}
+USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
+{
+    return ushmem_ring_atomic_ref(*p).fetch_add(v, sycl::memory_order::relaxed);
+}
+USHMEM_RING_INLINE void ushmem_ring_pause(void)
+{
+}
+#if defined(__acpp_if_target_host)
+#define USHMEMI_RING_ON_HOST(...) __acpp_if_target_host(__VA_ARGS__)
+#elif !defined(__SYCL_DEVICE_ONLY__)
+#define USHMEMI_RING_ON_HOST(...) __VA_ARGS__
+#else
+#define USHMEMI_RING_ON_HOST(...)
+#endif
+USHMEM_RING_INLINE void ushmem_ring_yield(void)
+{
+    USHMEMI_RING_ON_HOST(sched_yield();)
+}
+#define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 
 #elif defined(__OPENCL_C_VERSION__)
 /* OpenCL C 2.0, or 3.0 with the generic address space (device.h says why),

@@ -1,0 +1,99 @@
+/* The copy the C++ device branches share (CUDA and SYCL): n bytes between
+ * this device's memory and a mapped peer's, the threads of a cooperative call
+ * sharing the work. Included by detail/device_cuda.h and detail/device_sycl.h,
+ * which define first:
+ *   USHMEMI_DEV_COPY_FN  the qualifiers of its functions;
+ *   ushmemi_dev_word16   a 16-byte word type, 16-byte aligned, copied by one
+ *                        load and one store where the device has them;
+ *   USHMEMI_DEV_UNROLL   a pragma that unrolls the next loop, or nothing. */
+#ifndef USHMEM_DETAIL_DEVICE_COPY_H
+#define USHMEM_DETAIL_DEVICE_COPY_H
+
+/* Copies n bytes with `size` threads, this one being `rank`, in words of W
+ * bytes (dst and src share their alignment modulo W); four words in flight
+ * per thread, since a load from a peer's memory takes a microsecond (and
+ * more would spill registers in blocks of 1024 threads). Indices are of type
+ * I: 32-bit whenever the words fit, since every instruction counts when a
+ * block's 32 warps share an SM's four schedulers for a small message. */
+template <typename W, typename I>
+USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_words(char *dst, const char *src, I n, I rank, I size)
+{
+    I head = (I)((sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1));
+    if (head > n)
+        head = n;
+    for (I i = rank; i < head; i += size)
+        dst[i] = src[i];
+    W *d = reinterpret_cast<W *>(dst + head);
+    const W *s = reinterpret_cast<const W *>(src + head);
+    I nw = (n - head) / (I)sizeof(W), i = rank;
+    for (; i + 3 * size < nw; i += 4 * size) {
+        W v[4];
+        USHMEMI_DEV_UNROLL
+        for (I k = 0; k < 4; k++)
+            v[k] = s[i + k * size];
+        USHMEMI_DEV_UNROLL
+        for (I k = 0; k < 4; k++)
+            d[i + k * size] = v[k];
+    }
+    for (; i < nw; i += size)
+        d[i] = s[i];
+    for (I j = head + nw * (I)sizeof(W) + rank; j < n; j += size)
+        dst[j] = src[j];
+}
+/* A thread of rank >= W with no word of its own (rank >= n / W) has nothing
+ * to copy: the head and tail bytes go to ranks below W. Such threads, most
+ * of a block for a small message, leave before any of the copy's
+ * arithmetic. */
+template <typename W>
+USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_as(char *dst, const char *src, size_t n, unsigned rank,
+                                            unsigned size)
+{
+    if (rank >= sizeof(W) && rank >= n / sizeof(W))
+        return;
+    /* The 32-bit form needs n plus a stride of indices to stay below 2^32. */
+    if (n <= (size_t)UINT32_MAX - 4u * (size_t)size * sizeof(W))
+        ushmemi_dev_copy_words<W, unsigned>(dst, src, (unsigned)n, rank, size);
+    else
+        ushmemi_dev_copy_words<W, size_t>(dst, src, n, rank, size);
+}
+USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n,
+                                                unsigned rank, unsigned size)
+{
+    char *d = static_cast<char *>(dst);
+    const char *s = static_cast<const char *>(src);
+    uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
+
+    /* One aligned word (p, g, a flag): one load and one store, so that a
+     * waiting PE never sees it half written. */
+    if (size == 1 && (n & (n - 1)) == 0 && n <= 16 && (((uintptr_t)d | skew) & (n - 1)) == 0) {
+        switch (n) {
+        case 1: *d = *s; return;
+        case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); return;
+        case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); return;
+        case 8: *reinterpret_cast<uint64_t *>(d) = *reinterpret_cast<const uint64_t *>(s); return;
+        default:
+            *reinterpret_cast<ushmemi_dev_word16 *>(d) =
+                *reinterpret_cast<const ushmemi_dev_word16 *>(s);
+            return;
+        }
+    }
+    /* At most one aligned 16-byte word per thread (a small message for a
+     * block or warp): one load and one store, none of the general copy's
+     * branches, which cost more than the copy itself. */
+    if ((((uintptr_t)d | skew | n) & 15) == 0 && n / 16 <= size) {
+        if (rank < n / 16)
+            reinterpret_cast<ushmemi_dev_word16 *>(d)[rank] =
+                reinterpret_cast<const ushmemi_dev_word16 *>(s)[rank];
+        return;
+    }
+    if ((skew & 15) == 0)
+        ushmemi_dev_copy_as<ushmemi_dev_word16>(d, s, n, rank, size);
+    else if ((skew & 7) == 0)
+        ushmemi_dev_copy_as<uint64_t>(d, s, n, rank, size);
+    else if ((skew & 3) == 0)
+        ushmemi_dev_copy_as<uint32_t>(d, s, n, rank, size);
+    else
+        ushmemi_dev_copy_as<char>(d, s, n, rank, size);
+}
+
+#endif /* USHMEM_DETAIL_DEVICE_COPY_H */
