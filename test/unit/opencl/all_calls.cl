@@ -97,12 +97,14 @@ __kernel void signals(__global char *heap, __global char *buf, __global ulong *s
     ushmemx_putmem_signal_nbi_warp(heap, tile, n, sig, 1, USHMEM_SIGNAL_ADD, pe);
     ushmemx_putmem_signal_block(heap, tile, n, sig, 1, USHMEM_SIGNAL_ADD, pe);
     ushmemx_putmem_signal_nbi_block(heap, tile, n, sig, 1, USHMEM_SIGNAL_ADD, pe);
+    ushmemx_signal_set(sig, 2, pe);
+    ushmemx_signal_add(sig, 3, pe);
     *out += ushmem_signal_fetch(sig);
     *out += ushmem_signal_wait_until(sig, USHMEM_CMP_EQ, 6);
     USHMEM_DEVICE_AMO_STD_TYPES(CALL_WAIT)
 }
 
-/* Ordering, the barriers, who this PE is, and the block collectives. */
+/* Ordering, the barriers, who this PE is, and the collectives. */
 __kernel void sync_and_coll(__global char *dest, __global char *src, ulong n,
                             __global int *out)
 {
@@ -118,4 +120,7 @@ __kernel void sync_and_coll(__global char *dest, __global char *src, ulong n,
     ushmemx_alltoallmem_block(dest, src, n);
     ushmemx_broadcastmem_block(dest, src, n, 0);
     ushmemx_fcollectmem_block(dest, src, n);
+    out[3] = ushmem_alltoallmem(dest, src, n);
+    out[4] = ushmem_broadcastmem(dest, src, n, 0);
+    out[5] = ushmem_fcollectmem(dest, src, n);
 }
