@@ -505,6 +505,46 @@ static void phase_signal(void)
     shmem_free(a);
 }
 
+/* Signals without data, and the waits of a group: NI work-items add 1 each
+ * to `left`'s word, one sets another; a work-group waits for both and for
+ * an int put after them. */
+struct bare_signals {
+    uint64_t added, set;
+    int flag;
+};
+
+static void phase_bare_signal(void)
+{
+    struct bare_signals *b = (struct bare_signals *)zalloc(sizeof(*b));
+    uint64_t *seen = sycl::malloc_shared<uint64_t>(2 * NI, *q);
+    int r = right;
+
+    shmem_barrier_all();
+    q->parallel_for(sycl::range<1>(NI), [=](sycl::id<1> id) {
+        ushmemx_signal_add(&b->added, 1, r);
+        if (id[0] == 0) {
+            ushmemx_signal_set(&b->set, 99, r);
+            ushmem_fence();
+            ushmem_int_p(&b->flag, 5, r);
+        }
+        ushmem_quiet();
+    }).wait();
+    q->parallel_for(sycl::nd_range<1>(NI, NI), [=](sycl::nd_item<1> it) {
+        sycl::group<1> g = it.get_group();
+        size_t i = it.get_local_linear_id();
+        seen[i] = ushmemx_signal_wait_until_work_group(&b->added, USHMEM_CMP_EQ, NI, g);
+        ushmemx_int_wait_until_work_group(&b->flag, USHMEM_CMP_EQ, 5, g);
+        seen[NI + i] = ushmem_signal_fetch(&b->set);
+    }).wait();
+    for (int i = 0; i < NI; i++)
+        CHECK(seen[i] == NI && seen[NI + i] == 99,
+              "signal_add/set and the group waits: work-item %d saw %llu and %llu", i,
+              (unsigned long long)seen[i], (unsigned long long)seen[NI + i]);
+    shmem_barrier_all();
+    sycl::free(seen, *q);
+    shmem_free(b);
+}
+
 /* Every typed wait_until, each comparison. */
 #define WAIT_ONE(T, NAME, KIND)                                                        \
     static void wait_##NAME(void)                                                      \
@@ -639,7 +679,9 @@ static void group_colls(const G &g, unsigned char *a2a, unsigned char *bc, unsig
     ushmemx_fcollectmem_work_group(fc, src, COLL_BYTES, g);
 }
 
-template <bool SUB>
+/* mode 0: a work-group; 1: its first sub-group; 2: one work-item, with the
+ * base collectives (ushmem_alltoallmem and friends). */
+template <int MODE>
 static void coll_one(void)
 {
     const size_t nb = COLL_BYTES;
@@ -652,22 +694,36 @@ static void coll_one(void)
     for (size_t i = 0; i < nb * (size_t)npes; i++)
         src[i] = tag(me, i);
     shmem_barrier_all();
-    q->parallel_for(sycl::nd_range<1>(64, 64), [=](sycl::nd_item<1> it) {
-        if constexpr (SUB) {
-            if (sub_group_index(it) == 0)
-                group_colls(it.get_sub_group(), a2a, bc, fc, src, root);
-        } else {
-            group_colls(it.get_group(), a2a, bc, fc, src, root);
-        }
-    }).wait();
+    int *rc = sycl::malloc_shared<int>(3, *q);
+    rc[0] = rc[1] = rc[2] = 0;
+    if constexpr (MODE == 2) {
+        q->single_task([=] {
+            rc[0] = ushmem_alltoallmem(a2a, src, nb);
+            rc[1] = ushmem_broadcastmem(bc, src, nb, root);
+            rc[2] = ushmem_fcollectmem(fc, src, nb);
+        }).wait();
+    } else {
+        q->parallel_for(sycl::nd_range<1>(64, 64), [=](sycl::nd_item<1> it) {
+            if constexpr (MODE == 1) {
+                if (sub_group_index(it) == 0)
+                    group_colls(it.get_sub_group(), a2a, bc, fc, src, root);
+            } else {
+                group_colls(it.get_group(), a2a, bc, fc, src, root);
+            }
+        }).wait();
+    }
+    static const char *const mode_names[] = {"work-group", "sub-group", "base"};
+    CHECK(rc[0] == 0 && rc[1] == 0 && rc[2] == 0, "%s collectives returned %d %d %d",
+          mode_names[MODE], rc[0], rc[1], rc[2]);
+    sycl::free(rc, *q);
     int bad = 0;
     for (int pe = 0; pe < npes; pe++)
         for (size_t i = 0; i < nb && bad < 3; i++) {
             if (a2a[pe * nb + i] != tag(pe, me * nb + i) || fc[pe * nb + i] != tag(pe, i) ||
                 (pe == 0 && bc[i] != tag(root, i))) {
                 bad++;
-                CHECK(0, "%s collectives: byte %zu of PE %d's part wrong",
-                      SUB ? "sub-group" : "work-group", i, pe);
+                CHECK(0, "%s collectives: byte %zu of PE %d's part wrong", mode_names[MODE], i,
+                      pe);
             }
         }
     shmem_barrier_all();
@@ -679,8 +735,9 @@ static void coll_one(void)
 
 static void phase_coll(void)
 {
-    coll_one<false>();
-    coll_one<true>();
+    coll_one<0>();
+    coll_one<1>();
+    coll_one<2>();
 }
 
 int main(void)
@@ -703,6 +760,7 @@ int main(void)
     PHASE(bytes)
     PHASE(amo)
     PHASE(signal)
+    PHASE(bare_signal)
     PHASE(wait)
     PHASE(barrier)
     PHASE(coll)
