@@ -298,10 +298,16 @@ if want fabric && [ $have_ushmem = 1 ]; then
                 --min-size 64K --max-size 64M --iters 10 ||
                 say "dev_put_bw over libfabric exited $?: see dev_put_bw_block_fabric.txt"
             to_csv "$out/dev_put_bw_block_fabric.txt" dev_put_bw_block ushmem ushmem-fabric
+            # Stream-ordered puts: each one a request the stream hands to
+            # the proxy (trigger word, libfabric, done word).
+            run_ushmem "$out/dev_put_bw_stream_fabric.txt" 90 1G "${fab[@]}" \
+                "$bin/dev_put_bw_ushmem" --scope stream --min-size 64K --max-size 64M --iters 10 ||
+                say "dev_put_bw --scope stream over libfabric exited $?: see dev_put_bw_stream_fabric.txt"
+            to_csv "$out/dev_put_bw_stream_fabric.txt" dev_put_bw_stream ushmem ushmem-fabric
         fi
         if [ -x "$bin/dev_latency_ushmem" ]; then
             run_ushmem "$out/dev_latency_fabric.txt" 90 512M "${fab[@]}" \
-                "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier --iters 100 ||
+                "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier,barrier_stream --iters 100 ||
                 say "dev_latency over libfabric exited $?: see dev_latency_fabric.txt"
             to_csv "$out/dev_latency_fabric.txt" dev_latency ushmem ushmem-fabric
         fi
@@ -448,6 +454,13 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
                 "$(val dev_latency ushmem $op)" "$(val dev_latency ushmem-proxy $op)" \
                 "$(val dev_latency ushmem-fabric $op)"
         done
+        # Stream-ordered calls reach mapped peers themselves: no proxy column.
+        printf '%-48s | %9s | %9s | %9s\n' "putmem_on_stream bw 64 MiB (GB/s)" \
+            "$(val dev_put_bw_stream ushmem-b1 $mib64)" - \
+            "$(val dev_put_bw_stream ushmem-fabric $mib64)"
+        printf '%-48s | %9s | %9s | %9s\n' "barrier_all_on_stream (us)" \
+            "$(val dev_latency ushmem barrier_stream)" - \
+            "$(val dev_latency ushmem-fabric barrier_stream)"
     fi
 } | tee "$out/summary.txt"
 

@@ -334,18 +334,26 @@ if want routes; then
         done
         # FI_HMEM: kernels' requests through the proxy to libfabric, which
         # copies the GPU heaps itself; and simulated nodes, two per GPU pair.
-        # cu_on_stream is left out: stream-ordered calls reach mapped peers only.
+        # Stream-ordered calls hand their requests to the proxy too, except
+        # the sum reductions (they read the members' arrays through their
+        # mappings: refused in one sentence, checked below).
         if [ $have_hmem = 1 ]; then
-            for p in cu_device_api cu_device_coll readme_ring; do
+            for p in cu_device_api cu_device_coll readme_ring "cu_on_stream --no-sums"; do
+                # shellcheck disable=SC2086
                 expect "$p -n 2 (one GPU each), USHMEM_IPC=0 over FI_HMEM" 0 \
                     'all checks passed|received every byte' '' -- \
                     env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
-                    "${oshrun[@]}" -n 2 "$cuda/$p"
+                    "${oshrun[@]}" -n 2 $cuda/$p
+                # shellcheck disable=SC2086
                 expect "$p -n 4, USHMEM_SIM_NODES=2 (libfabric between the nodes)" 0 \
                     'all checks passed|received every byte' '' -- \
                     env USHMEM_SIM_NODES=2 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
-                    "${oshrun[@]}" -n 4 "$cuda/$p"
+                    "${oshrun[@]}" -n 4 $cuda/$p
             done
+            expect "cu_on_stream -n 2, USHMEM_IPC=0: stream sum reductions refused" 1 \
+                'reaches only mapped peers' 'all checks passed' -- \
+                env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
+                "${oshrun[@]}" -n 2 "$cuda/cu_on_stream"
         fi
     else
         record "CUDA programs through the proxy and over landing, one GPU per PE" \

@@ -12,11 +12,20 @@
  * flag has one writer whose values only grow, and ">=" is never satisfied
  * early, whichever teams the pair shares: within one barrier a pair meets in
  * at most one round (the distances 1, 2, 4, ... differ modulo the team size),
- * and the members of a team queue its collectives in the same order. */
+ * and the members of a team queue its collectives in the same order.
+ *
+ * A peer whose heap is not mapped here (another node, USHMEM_IPC=0) is
+ * reached through the proxy thread (proxy.h): the call posts the request,
+ * the stream writes the request's trigger word in host memory when it gets
+ * there and waits until the proxy has carried it out over the fabric and
+ * written its done word. Puts, gets, signals, barriers and the collectives
+ * built from them take that road; sum reductions read the members' arrays
+ * through their mappings and reach mapped peers only. */
 #include <shmem.h>
 #include <shmemx.h>
 #include <string.h>
 
+#include "../proxy/proxy.h"
 #include "coll.h"
 #include "internal.h"
 
@@ -44,14 +53,115 @@ static void check(const char *call, ushmem_status_t status)
 }
 
 /* The located object of pe as mapped here; fatal when the peer is not
- * mapped (another node, or USHMEM_IPC=0). */
+ * mapped (another node, or USHMEM_IPC=0): for the calls that read or write
+ * a peer's memory from the device itself. */
 static void *mapped_at(const char *call, const struct ushmemi_loc *loc, int pe)
 {
     if (loc->mapped == NULL)
-        ushmemi_fatal(call, "PE %d's memory is not mapped here (%s); stream-ordered calls reach "
+        ushmemi_fatal(call, "PE %d's memory is not mapped here (%s); this call reads the "
+                            "members' memory through their mappings, so on a stream it reaches "
                             "only mapped peers",
                       pe, ushmemi_g.peers[pe].map_why);
     return loc->mapped;
+}
+
+static void *stream_of(CUstream stream)
+{
+    return (void *)stream;
+}
+
+/* True when pe's located object is reached through the proxy thread;
+ * fatal when it is neither mapped nor reached by a proxy, and on the
+ * landing road: there this GPU context's own copies carry the data (the
+ * proxy's bounce, the target's landing), and CUDA may queue such a copy
+ * behind a stream's wait for a value in memory, which it does not see as
+ * a dependency, so the stream would wait for itself. A 2-PE cu_on_stream
+ * that way hung on two H200s. */
+static bool proxied(const char *call, const struct ushmemi_loc *loc, int pe)
+{
+    if (loc->mapped != NULL)
+        return false;
+    if (ushmemi_g.proxy == NULL)
+        ushmemi_fatal(call, "PE %d's memory is not mapped here (%s) and no proxy thread runs to "
+                            "reach it over the fabric",
+                      pe, ushmemi_g.peers[pe].map_why);
+    if (ushmemi_settings.fabric_staging && ushmemi_g.heap_is_device)
+        ushmemi_fatal(call, "PE %d is reached by landing (USHMEM_FABRIC_STAGING=1), where this "
+                            "GPU's own copies move the data, which a stream waiting for them "
+                            "could hold up: stream-ordered calls to it are refused; use a "
+                            "libfabric that registers GPU memory (FI_HMEM) or the device API",
+                      pe);
+    return true;
+}
+
+/* The fabric takes device memory only from the heap it registered
+ * (FI_HMEM): a buffer outside it would be read as host memory. */
+static void proxy_local_ok(const char *call, const void *buf, size_t len, const char *what,
+                           int pe)
+{
+    struct ushmemi_ptr_attr attr;
+
+    if (ushmemi_in_heap(buf, len))
+        return;
+    if (ushmemi_g.dev_ops->pointer_query(ushmemi_g.dev, buf, &attr) == USHMEM_OK &&
+        attr.host_accessible)
+        return;
+    ushmemi_fatal(call, "%s %p (%zu bytes) is device memory outside the symmetric heap; PE %d "
+                        "is reached through the fabric, which takes device memory only from the "
+                        "heap it registered: allocate it with shmem_malloc",
+                  what, buf, len, pe);
+}
+
+/* Hands req to the proxy at this point of the stream: the stream writes the
+ * trigger when it gets here and waits until the proxy is done. */
+static void via_proxy(const char *call, CUstream stream, const struct ushmem_ring_request *req)
+{
+    struct ushmemi_proxy_stream_slot slot;
+    ushmem_status_t status = ushmemi_proxy_stream_post(ushmemi_g.proxy, req, &slot);
+
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "the proxy thread cannot take the request for PE %d: %s", req->pe,
+                      ushmemi_status_string(status));
+    check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream), slot.trigger,
+                                                 slot.seq));
+    check(call, ushmemi_g.dev_ops->stream_wait64(ushmemi_g.dev, stream_of(stream), slot.done,
+                                                slot.seq, USHMEMI_STREAM_GEQ));
+}
+
+/* nbytes from source here to dest on pe, mapped or through the proxy. */
+static void stream_put(const char *call, CUstream stream, void *dest, const void *source,
+                       size_t nbytes, int pe)
+{
+    struct ushmemi_loc loc;
+
+    ushmemi_locate(call, dest, nbytes, pe, &loc);
+    if (!proxied(call, &loc, pe)) {
+        check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream), loc.mapped,
+                                                  source, nbytes));
+        return;
+    }
+    proxy_local_ok(call, source, nbytes, "source", pe);
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT, .pe = pe, .offset = loc.sym,
+                                      .local = (uint64_t)(uintptr_t)source, .value = nbytes};
+    via_proxy(call, stream, &req);
+}
+
+/* A barrier's count into pe's flag (an object of the reserved area). */
+static void stream_write_flag(const char *call, CUstream stream, uint64_t *flag, uint64_t value,
+                              int pe)
+{
+    struct ushmemi_loc loc;
+
+    ushmemi_locate_reserved(call, flag, sizeof(*flag), pe, &loc);
+    if (!proxied(call, &loc, pe)) {
+        check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream),
+                                                     (uint64_t *)loc.mapped, value));
+        return;
+    }
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE,
+                                      .pe = pe, .offset = loc.sym, .local = value,
+                                      .value = sizeof(value)};
+    via_proxy(call, stream, &req);
 }
 
 /* The user's symmetric object [addr, addr+len) of pe as mapped here. */
@@ -61,11 +171,6 @@ static void *mapped(const char *call, const void *addr, size_t len, int pe)
 
     ushmemi_locate(call, addr, len, pe, &loc);
     return mapped_at(call, &loc, pe);
-}
-
-static void *stream_of(CUstream stream)
-{
-    return (void *)stream;
 }
 
 /* The team of a stream-ordered collective, as a set of world PEs; false
@@ -106,11 +211,16 @@ static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_s
         int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size);
         struct ushmemi_loc loc;
         ushmemi_locate_reserved(call, &own[ushmemi_g.my_pe], sizeof(uint64_t), pe, &loc);
-        flags[n] = mapped_at(call, &loc, pe);
-        values[n] = ++stream_sent[pe];
-        waits[n] = &own[pe];
-        expect[n] = ++stream_expected[pe];
-        n++;
+        if (loc.mapped == NULL)
+            return false; /* the rounds reach it through the proxy */
+        flags[n++] = (uint64_t *)loc.mapped;
+    }
+    /* Counted once every member is known to be mapped. */
+    for (int i = 1; i < set->size; i++) {
+        int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size);
+        values[i - 1] = ++stream_sent[pe];
+        waits[i - 1] = &own[pe];
+        expect[i - 1] = ++stream_expected[pe];
     }
     check(call, ushmemi_g.dev_ops->stream_exchange64(ushmemi_g.dev, stream_of(stream), flags,
                                                      values, n, waits, expect, n));
@@ -129,12 +239,7 @@ static void barrier_on_stream(const char *call, const struct ushmemi_coll_set *s
         int to = ushmemi_coll_world_pe(set, (set->me + dist) % set->size);
         int from = ushmemi_coll_world_pe(set, (set->me - dist % set->size + set->size) %
                                                   set->size);
-        struct ushmemi_loc loc;
-        ushmemi_locate_reserved(call, &own[me_world], sizeof(uint64_t), to, &loc);
-        uint64_t *flag = mapped_at(call, &loc, to);
-
-        check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream), flag,
-                                                     ++stream_sent[to]));
+        stream_write_flag(call, stream, &own[me_world], ++stream_sent[to], to);
         check(call, ushmemi_g.dev_ops->stream_wait64(ushmemi_g.dev, stream_of(stream),
                                                     &own[from], ++stream_expected[from],
                                                     USHMEMI_STREAM_GEQ));
@@ -157,8 +262,7 @@ USHMEMI_API void shmemx_putmem_on_stream(void *dest, const void *source, size_t 
     ushmemi_check_init(call);
     if (nbytes == 0)
         return;
-    check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream),
-                                              mapped(call, dest, nbytes, pe), source, nbytes));
+    stream_put(call, stream, dest, source, nbytes, pe);
 }
 
 USHMEMI_API void shmemx_getmem_on_stream(void *dest, const void *source, size_t nbytes, int pe,
@@ -169,8 +273,17 @@ USHMEMI_API void shmemx_getmem_on_stream(void *dest, const void *source, size_t 
     ushmemi_check_init(call);
     if (nbytes == 0)
         return;
-    check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream), dest,
-                                              mapped(call, source, nbytes, pe), nbytes));
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, source, nbytes, pe, &loc);
+    if (!proxied(call, &loc, pe)) {
+        check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream), dest,
+                                                  loc.mapped, nbytes));
+        return;
+    }
+    proxy_local_ok(call, dest, nbytes, "dest", pe);
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_GET, .pe = pe, .offset = loc.sym,
+                                      .local = (uint64_t)(uintptr_t)dest, .value = nbytes};
+    via_proxy(call, stream, &req);
 }
 
 USHMEMI_API void shmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nbytes,
@@ -185,12 +298,22 @@ USHMEMI_API void shmemx_putmem_signal_on_stream(void *dest, const void *source, 
                             "which writes words but cannot add to them; use the device API's "
                             "ushmem_putmem_signal for SHMEM_SIGNAL_ADD",
                       sig_op, SHMEM_SIGNAL_SET);
-    uint64_t *sig = mapped(call, sig_addr, sizeof(*sig_addr), pe);
+    struct ushmemi_loc loc;
+    ushmemi_locate(call, sig_addr, sizeof(*sig_addr), pe, &loc);
     if (nbytes > 0)
-        check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream),
-                                                  mapped(call, dest, nbytes, pe), source, nbytes));
-    /* The write's memory barrier puts the copy before the signal. */
-    check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream), sig, signal));
+        stream_put(call, stream, dest, source, nbytes, pe);
+    if (!proxied(call, &loc, pe)) {
+        /* The write's memory barrier puts the copy before the signal. */
+        check(call, ushmemi_g.dev_ops->stream_write64(ushmemi_g.dev, stream_of(stream),
+                                                     (uint64_t *)loc.mapped, signal));
+        return;
+    }
+    /* An atomic set, as the device's signals to that PE: the proxy's put
+     * before it is complete at the target. */
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_SET,
+                                      .amo_type = USHMEM_RING_AMO_UINT64, .pe = pe,
+                                      .offset = loc.sym, .value = signal};
+    via_proxy(call, stream, &req);
 }
 
 USHMEMI_API void shmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp,
@@ -250,10 +373,8 @@ static void put_to_all(const char *call, const struct ushmemi_coll_set *set, voi
 {
     for (int i = 1; i <= set->size && nbytes > 0; i++) {
         int member = (set->me + i) % set->size, pe = ushmemi_coll_world_pe(set, member);
-        check(call, ushmemi_g.dev_ops->stream_copy(
-                        ushmemi_g.dev, stream_of(stream),
-                        mapped(call, (char *)dest + offset, nbytes, pe),
-                        (const char *)src + (size_t)member * src_stride, nbytes));
+        stream_put(call, stream, (char *)dest + offset,
+                   (const char *)src + (size_t)member * src_stride, nbytes, pe);
     }
 }
 

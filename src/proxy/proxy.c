@@ -54,6 +54,16 @@
 #define PROXY_GATHER_MIN ((uint64_t)64 * 1024)
 #define PROXY_GATHER_WAIT_NS 3000L
 
+/* Slots for requests posted by stream-ordered calls (proxy.h). */
+#define PROXY_STREAM_SLOTS 1024u
+
+/* A stream request: seq is its number while it waits (0: the slot is
+ * free); only its poster writes req, and only while seq is 0. */
+struct stream_entry {
+    atomic_uint_fast64_t seq;
+    struct ushmem_ring_request req;
+};
+
 struct transport_ref {
     const struct ushmemi_transport_ops *ops;
     struct ushmemi_transport *t;
@@ -92,6 +102,15 @@ struct ushmemi_proxy {
         uint64_t requests, completions, sleeps;
         uint64_t execute_ns, complete_ns;
     } stats;
+    struct {
+        pthread_mutex_t lock;         /* posters */
+        uint64_t next;                /* the last number handed out (under lock) */
+        atomic_uint_fast64_t posted;  /* the last number posted */
+        uint64_t oldest;              /* proxy: no request below it is waiting */
+        struct stream_entry *entries; /* PROXY_STREAM_SLOTS */
+        /* host_alloc: PROXY_STREAM_SLOTS trigger words, then as many done words */
+        ushmem_ring_word_t *words;
+    } streams;
     ushmemi_proxy_abort_fn abort_cb;
     void *abort_ctx;
     pthread_t thread;
@@ -694,6 +713,108 @@ static unsigned process(struct ushmemi_proxy *p)
     return n;
 }
 
+/* Puts are complete at the target before a stream goes on: a signal or
+ * a barrier's flag that it posts next must not overtake them. */
+static void execute_stream(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                           uint64_t seq)
+{
+    execute(p, req, seq);
+    if (req->op != USHMEM_RING_OP_PUT)
+        return;
+    struct transport_ref *tr = &p->transports[p->pe_transport[req->pe]];
+    ushmem_status_t status = tr->ops->quiet(tr->t);
+    if (status != USHMEM_OK)
+        fail(p, status, seq, "quiet on transport %s after a put to PE %d for a stream failed: %s",
+             tr->ops->name, req->pe, ushmemi_status_string(status));
+    tr->nbi_pending = false;
+}
+
+static bool streams_waiting(struct ushmemi_proxy *p)
+{
+    return p->streams.oldest <=
+           atomic_load_explicit(&p->streams.posted, memory_order_acquire);
+}
+
+/* Executes every posted stream request whose stream has reached it; returns
+ * how many. */
+static unsigned process_streams(struct ushmemi_proxy *p)
+{
+    uint64_t posted = atomic_load_explicit(&p->streams.posted, memory_order_acquire);
+    ushmem_ring_word_t *trigger = p->streams.words, *done = trigger + PROXY_STREAM_SLOTS;
+    unsigned n = 0;
+
+    for (uint64_t seq = p->streams.oldest; seq <= posted; seq++) {
+        unsigned slot = (unsigned)(seq % PROXY_STREAM_SLOTS);
+        struct stream_entry *e = &p->streams.entries[slot];
+        if (atomic_load_explicit(&e->seq, memory_order_acquire) != seq ||
+            ushmem_ring_load_acquire(&trigger[slot]) < seq)
+            continue; /* done already, or its stream is not there yet */
+        uint64_t t0 = p->stats.timed ? now_ns() : 0;
+        execute_stream(p, &e->req, seq);
+        ushmem_ring_store_release(&done[slot], seq);
+        atomic_store_explicit(&e->seq, 0, memory_order_release);
+        if (p->stats.timed)
+            p->stats.execute_ns += now_ns() - t0;
+        p->stats.requests++;
+        n++;
+    }
+    while (p->streams.oldest <= posted &&
+           atomic_load_explicit(&p->streams.entries[p->streams.oldest % PROXY_STREAM_SLOTS].seq,
+                                memory_order_acquire) != p->streams.oldest)
+        p->streams.oldest++;
+    return n;
+}
+
+ushmem_status_t ushmemi_proxy_stream_post(struct ushmemi_proxy *p,
+                                          const struct ushmem_ring_request *req,
+                                          struct ushmemi_proxy_stream_slot *slot_p)
+{
+    char name[48];
+
+    bool amo = req->op == USHMEM_RING_OP_AMO;
+    if ((req->op != USHMEM_RING_OP_PUT && req->op != USHMEM_RING_OP_GET && !amo) ||
+        (req->flags & USHMEM_RING_FLAG_RESULT) || (amo && req->result != 0) ||
+        (!amo && (req->flags & USHMEM_RING_FLAG_INLINE) && req->value > sizeof(uint64_t))) {
+        ushmemi_error("proxy on PE %d: a stream request (%s to PE %d, flags 0x%x, value %" PRIu64
+                      ") refused: a stream hands the proxy blocking puts and gets (a value of at "
+                      "most 8 bytes in the request) and atomics without a result",
+                      p->my_pe, op_name(req, name, sizeof(name)), req->pe, req->flags,
+                      req->value);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (req->pe < 0 || req->pe >= p->npes || p->pe_transport[req->pe] < 0) {
+        ushmemi_error("proxy on PE %d: a stream request (%s) for PE %d refused: no proxy route "
+                      "to that PE (of %d)",
+                      p->my_pe, op_name(req, name, sizeof(name)), req->pe, p->npes);
+        return USHMEM_ERR_NO_ROUTE;
+    }
+    const struct transport_ref *tr = &p->transports[p->pe_transport[req->pe]];
+    if (tr->ordered) {
+        ushmemi_error("proxy on PE %d: a stream request for PE %d refused: transport %s queues "
+                      "its work on the device, where a stream reaches that PE itself",
+                      p->my_pe, req->pe, tr->ops->name);
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    pthread_mutex_lock(&p->streams.lock);
+    uint64_t seq = p->streams.next + 1;
+    unsigned slot = (unsigned)(seq % PROXY_STREAM_SLOTS);
+    struct stream_entry *e = &p->streams.entries[slot];
+    unsigned spins = 0;
+    while (atomic_load_explicit(&e->seq, memory_order_acquire) != 0)
+        ushmem_ring_backoff(&spins); /* the slot's last request: its stream is not there yet */
+    e->req = *req;
+    atomic_store_explicit(&e->seq, seq, memory_order_release);
+    p->streams.next = seq;
+    atomic_store_explicit(&p->streams.posted, seq, memory_order_release);
+    pthread_mutex_unlock(&p->streams.lock);
+    *slot_p = (struct ushmemi_proxy_stream_slot){
+        .trigger = (uint64_t *)&p->streams.words[slot],
+        .done = (uint64_t *)&p->streams.words[PROXY_STREAM_SLOTS + slot],
+        .seq = seq,
+    };
+    return USHMEM_OK;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -709,7 +830,7 @@ static void *proxy_main(void *arg)
     long sleep_ns = IDLE_SLEEP_MIN_NS;
 
     for (;;) {
-        unsigned n = process(p);
+        unsigned n = process(p) + process_streams(p);
 
         /* The ring is empty or a batch is done: complete what was taken. */
         publish(p);
@@ -730,6 +851,11 @@ static void *proxy_main(void *arg)
             ushmem_ring_pause();
         } else if (now - idle_since < IDLE_YIELD_NS) {
             ushmem_ring_yield();
+        } else if (streams_waiting(p)) {
+            /* A stream waits for the proxy as soon as it gets to its
+             * request: no sleeping while one is posted. */
+            settle(p);
+            ushmem_ring_yield();
         } else {
             settle(p); /* waits for the device: only once nothing has come for a while */
             struct timespec ts = {0, sleep_ns};
@@ -738,6 +864,7 @@ static void *proxy_main(void *arg)
             sleep_ns = sleep_ns * 2 > IDLE_SLEEP_MAX_NS ? IDLE_SLEEP_MAX_NS : sleep_ns * 2;
         }
     }
+    process_streams(p);
     publish(p);
     settle(p);
     return NULL;
@@ -791,6 +918,45 @@ static ushmem_status_t map_transports(struct ushmemi_proxy *p, const struct ushm
     return USHMEM_OK;
 }
 
+/* The stream requests' slots and their words, in host memory the device
+ * reaches (host_alloc). */
+static ushmem_status_t streams_create(struct ushmemi_proxy *p)
+{
+    size_t bytes = 2 * PROXY_STREAM_SLOTS * sizeof(ushmem_ring_word_t);
+    void *words;
+
+    pthread_mutex_init(&p->streams.lock, NULL);
+    p->streams.oldest = 1;
+    atomic_init(&p->streams.posted, 0);
+    p->streams.entries = calloc(PROXY_STREAM_SLOTS, sizeof(*p->streams.entries));
+    if (p->streams.entries == NULL) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate %u stream request slots",
+                      p->my_pe, PROXY_STREAM_SLOTS);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    ushmem_status_t status = p->dev_ops->host_alloc(p->dev, bytes, &words);
+    if (status != USHMEM_OK) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: %s host_alloc of %zu bytes for the stream "
+                      "requests' words failed: %s",
+                      p->my_pe, p->dev_ops->name, bytes, ushmemi_status_string(status));
+        return status;
+    }
+    memset(words, 0, bytes);
+    p->streams.words = words;
+    return USHMEM_OK;
+}
+
+static void streams_destroy(struct ushmemi_proxy *p)
+{
+    if (p->streams.entries == NULL)
+        return; /* never created */
+    if (p->streams.words != NULL)
+        p->dev_ops->host_free(p->dev, p->streams.words,
+                              2 * PROXY_STREAM_SLOTS * sizeof(ushmem_ring_word_t));
+    free(p->streams.entries);
+    pthread_mutex_destroy(&p->streams.lock);
+}
+
 ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
                                     struct ushmemi_proxy **p_p)
 {
@@ -840,6 +1006,9 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     status = map_transports(p, params->peers);
     if (status != USHMEM_OK)
         goto free_tables;
+    status = streams_create(p);
+    if (status != USHMEM_OK)
+        goto free_tables;
 
     status = ushmemi_ring_create(p->dev_ops, p->dev,
                                  params->capacity ? params->capacity : PROXY_DEFAULT_CAPACITY,
@@ -862,6 +1031,7 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
 destroy_ring:
     ushmemi_ring_destroy(p->ring);
 free_tables:
+    streams_destroy(p);
     free(p->gathered);
     free(p->stage);
     free(p->pe_devmem);
@@ -890,6 +1060,17 @@ void ushmemi_proxy_stop(struct ushmemi_proxy *p)
                   p->stats.requests, (double)p->stats.execute_ns / 1e6, p->stats.completions,
                   (double)p->stats.complete_ns / 1e6, p->stats.sleeps);
     ushmemi_ring_destroy(p->ring);
+    if (streams_waiting(p)) {
+        uint64_t left = 0;
+        for (unsigned i = 0; i < PROXY_STREAM_SLOTS; i++)
+            left += atomic_load(&p->streams.entries[i].seq) != 0;
+        ushmemi_warn("proxy on PE %d: %" PRIu64 " stream-ordered requests were still waiting for "
+                     "their streams to reach them at finalize and were dropped; synchronize "
+                     "streams before shmem_finalize",
+                     p->my_pe, left);
+        p->streams.words = NULL; /* a stream may still write them: not freed */
+    }
+    streams_destroy(p);
     free(p->gathered);
     free(p->stage);
     free(p->pe_devmem);

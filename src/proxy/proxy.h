@@ -102,8 +102,37 @@ struct ushmem_ring_header *ushmemi_proxy_ring(struct ushmemi_proxy *p);
 /* Drains the ring (every ticket already handed out is executed and
  * completed), joins the thread and frees the ring. Producers must not take
  * new tickets once stop is called. A producer that took a ticket and never
- * publishes it keeps stop waiting. */
+ * publishes it keeps stop waiting. Stream requests whose streams have not
+ * reached them are dropped with a warning (their words are then not freed,
+ * as a stream may still write them). */
 void ushmemi_proxy_stop(struct ushmemi_proxy *p);
+/* ---- Requests that a stream of the program's hands to the proxy ----
+ * For stream-ordered calls (shmemx_*_on_stream) to a PE whose heap is not
+ * mapped here: the host posts the request when the call is made; the
+ * stream, when it gets there, writes the slot's trigger word (the backend's
+ * stream_write64) and waits until the slot's done word reaches the same
+ * number (stream_wait64, >=). The proxy executes a request once its trigger
+ * has come, blocking and followed by a quiet of its transport (a put is
+ * complete at the target), then writes done. Requests of different streams
+ * complete in whatever order their streams reach them; a stream orders its
+ * own by waiting for each. */
+struct ushmemi_proxy_stream_slot {
+    uint64_t *trigger; /* host memory that the device writes `seq` into */
+    uint64_t *done;    /* host memory where the proxy writes `seq` when done */
+    uint64_t seq;      /* this request's number, from 1 */
+};
+
+/* Posts a put or get (an 8-byte value may travel in the request:
+ * FLAG_INLINE) or an atomic without a result (FLAG_RESULT and a result
+ * address are refused) for a PE that the proxy reaches
+ * through a transport it waits for (not one queued on the device). When
+ * every slot (1024) holds a request whose stream has not reached it yet,
+ * waits for the oldest: streams progress without this thread. Safe from
+ * any thread. */
+ushmem_status_t ushmemi_proxy_stream_post(struct ushmemi_proxy *p,
+                                          const struct ushmem_ring_request *req,
+                                          struct ushmemi_proxy_stream_slot *slot_p);
+
 /* CPU time used so far by the proxy thread, in nanoseconds. */
 ushmem_status_t ushmemi_proxy_cpu_time(struct ushmemi_proxy *p, uint64_t *ns_p);
 

@@ -1306,6 +1306,166 @@ START_TEST(helper_cpus_chosen)
 }
 END_TEST
 
+/* ---- Requests posted by stream-ordered calls (proxy.h). ---- */
+
+/* What a stream does when it reaches a request: writes the trigger, then
+ * waits for done (bounded: a lost request fails the test, not hangs it). */
+static void stream_reaches(const struct ushmemi_proxy_stream_slot *slot)
+{
+    ushmem_ring_store_release((ushmem_ring_word_t *)slot->trigger, slot->seq);
+    for (int i = 0; ushmem_ring_load_acquire((ushmem_ring_word_t *)slot->done) < slot->seq; i++) {
+        ck_assert_msg(i < 200000, "stream request %" PRIu64 " never completed", slot->seq);
+        usleep(50);
+    }
+}
+
+static struct ushmemi_proxy_stream_slot stream_post(const struct ushmem_ring_request *req)
+{
+    struct ushmemi_proxy_stream_slot slot;
+    ck_assert_int_eq(ushmemi_proxy_stream_post(proxy, req, &slot), USHMEM_OK);
+    ck_assert_uint_lt(*slot.done, slot.seq); /* not done yet */
+    return slot;
+}
+
+/* Nothing runs before its stream gets there; then each runs alone, a put
+ * followed by a quiet (complete at the target before the stream goes on),
+ * in the order the streams reach them, not the order they were posted. */
+START_TEST(stream_requests_wait_for_their_stream)
+{
+    uint64_t pattern = 0x0102030405060708u;
+    start_proxy(dev_ops, 16);
+    struct ushmem_ring_request put = {.op = USHMEM_RING_OP_PUT, .pe = 1, .offset = 0x100,
+                                      .local = (uint64_t)(uintptr_t)&pattern, .value = 8};
+    struct ushmem_ring_request inl = {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE,
+                                      .pe = 2, .offset = 0x200, .local = 0xabcd, .value = 8};
+    struct ushmem_ring_request set = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_SET,
+                                      .amo_type = USHMEM_RING_AMO_UINT64, .pe = 3,
+                                      .offset = 0x300, .value = 7};
+    struct ushmemi_proxy_stream_slot s1 = stream_post(&put), s2 = stream_post(&inl),
+                                     s3 = stream_post(&set);
+    ck_assert_uint_eq(s2.seq, s1.seq + 1);
+    ck_assert_uint_eq(s3.seq, s2.seq + 1);
+    usleep(20000);
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 0);
+
+    stream_reaches(&s2);
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 2);
+    ck_assert_int_eq(mock.calls[0].kind, CALL_PUT);
+    ck_assert_int_eq(mock.calls[0].pe, 2);
+    ck_assert_uint_eq(mock.calls[0].offset, 0x200);
+    ck_assert_uint_eq(mock.calls[0].first8, 0xabcd);
+    ck_assert_int_eq(mock.calls[1].kind, CALL_QUIET);
+    ck_assert_uint_eq(*s1.done, 0);
+
+    stream_reaches(&s3);
+    stream_reaches(&s1);
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 5);
+    ck_assert_int_eq(mock.calls[2].kind, CALL_AMO);
+    ck_assert_int_eq(mock.calls[2].pe, 3);
+    ck_assert_uint_eq(mock.calls[2].offset, 0x300);
+    ck_assert_uint_eq(mock.calls[2].len, USHMEMI_AMO_SET);
+    ck_assert_uint_eq(mock.calls[2].local, 0); /* no result */
+    ck_assert_int_eq(mock.calls[3].kind, CALL_PUT);
+    ck_assert_int_eq(mock.calls[3].pe, 1);
+    ck_assert_uint_eq(mock.calls[3].first8, pattern);
+    ck_assert_int_eq(mock.calls[4].kind, CALL_QUIET);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
+#define STREAMS 3
+#define STREAM_REQUESTS 1500 /* each: the 1024 slots wrap */
+
+static void *stream_thread(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    for (int i = 0; i < STREAM_REQUESTS; i++) {
+        struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT,
+                                          .flags = USHMEM_RING_FLAG_INLINE, .pe = id + 1,
+                                          .offset = offset_of(id, i),
+                                          .local = ((uint64_t)id << 32) | (uint64_t)i, .value = 8};
+        struct ushmemi_proxy_stream_slot slot = stream_post(&req);
+        stream_reaches(&slot);
+    }
+    return NULL;
+}
+
+/* Streams of several threads: each stream's requests run in its order,
+ * every one once, with the same bytes, whatever the others do. */
+START_TEST(stream_requests_of_several_streams)
+{
+    pthread_t threads[STREAMS];
+    start_proxy(dev_ops, 16);
+    for (int id = 0; id < STREAMS; id++)
+        ck_assert_int_eq(pthread_create(&threads[id], NULL, stream_thread, (void *)(intptr_t)id), 0);
+    for (int id = 0; id < STREAMS; id++)
+        pthread_join(threads[id], NULL);
+
+    int next[STREAMS] = {0};
+    size_t n = atomic_load(&mock.ncalls);
+    for (size_t c = 0; c < n; c++) {
+        const struct call *call = &mock.calls[c];
+        if (call->kind == CALL_QUIET)
+            continue;
+        ck_assert_int_eq(call->kind, CALL_PUT);
+        int id = call->pe - 1;
+        ck_assert(id >= 0 && id < STREAMS);
+        ck_assert_uint_eq(call->offset, offset_of(id, next[id]));
+        ck_assert_uint_eq(call->first8, ((uint64_t)id << 32) | (uint64_t)next[id]);
+        ck_assert_int_eq(mock.calls[c + 1].kind, CALL_QUIET);
+        next[id]++;
+    }
+    for (int id = 0; id < STREAMS; id++)
+        ck_assert_int_eq(next[id], STREAM_REQUESTS);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
+/* What a stream cannot hand over is refused when posted, with no slot. */
+START_TEST(stream_requests_refused)
+{
+    struct ushmemi_proxy_stream_slot slot;
+    uint64_t word = 0;
+    start_proxy(dev_ops, 16);
+    struct ushmem_ring_request nbi = {.op = USHMEM_RING_OP_PUT_NBI, .pe = 1, .local = 8,
+                                      .value = 8};
+    struct ushmem_ring_request result = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
+                                         .pe = 1, .value = 8};
+    struct ushmem_ring_request fetch = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
+                                        .amo_type = USHMEM_RING_AMO_UINT64, .pe = 1,
+                                        .result = (uint64_t)(uintptr_t)&word};
+    struct ushmem_ring_request big = {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE,
+                                      .pe = 1, .value = 9};
+    struct ushmem_ring_request far = {.op = USHMEM_RING_OP_PUT, .pe = NPES,
+                                      .local = (uint64_t)(uintptr_t)&word, .value = 8};
+    ck_assert_int_eq(ushmemi_proxy_stream_post(proxy, &nbi, &slot), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_int_eq(ushmemi_proxy_stream_post(proxy, &result, &slot), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_int_eq(ushmemi_proxy_stream_post(proxy, &fetch, &slot), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_int_eq(ushmemi_proxy_stream_post(proxy, &big, &slot), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_int_eq(ushmemi_proxy_stream_post(proxy, &far, &slot), USHMEM_ERR_NO_ROUTE);
+    usleep(10000);
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 0);
+}
+END_TEST
+
+/* A request whose stream never came does not hold up stop, and is never
+ * carried out. */
+START_TEST(stop_drops_stream_requests_never_reached)
+{
+    uint64_t word = 1;
+    start_proxy(dev_ops, 16);
+    struct ushmem_ring_request put = {.op = USHMEM_RING_OP_PUT, .pe = 1, .offset = 0x100,
+                                      .local = (uint64_t)(uintptr_t)&word, .value = 8};
+    struct ushmemi_proxy_stream_slot slot = stream_post(&put);
+    ushmemi_proxy_stop(proxy);
+    proxy = NULL;
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 0);
+    /* The proxy left the words allocated, as a stream might still write
+     * them; this test's "stream" never will. */
+    dev_ops->host_free(dev, slot.trigger - slot.seq % 1024, 2 * 1024 * sizeof(uint64_t));
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
     Suite *s = suite_create("ring");
@@ -1335,6 +1495,10 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
     tcase_add_test(tc, cpu_lists_parsed);
     tcase_add_test(tc, helper_cpus_chosen);
+    tcase_add_test(tc, stream_requests_wait_for_their_stream);
+    tcase_add_test(tc, stream_requests_of_several_streams);
+    tcase_add_test(tc, stream_requests_refused);
+    tcase_add_test(tc, stop_drops_stream_requests_never_reached);
     suite_add_tcase(s, tc);
     return s;
 }
