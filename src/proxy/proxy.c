@@ -44,7 +44,7 @@
 #define PROXY_STAGE_SIZE ((size_t)1 << 20)
 
 /* Non-blocking puts of at least PROXY_GATHER_MIN bytes through an ordered
- * transport are gathered while they keep coming (up to PROXY_BATCH of them,
+ * transport are gathered while they keep coming (up to PROXY_GATHER_MAX of them,
  * waiting at most PROXY_GATHER_WAIT_NS for the next one) and issued sorted
  * by target, contiguous ones as one copy: a kernel's blocks each submit
  * their share of one message, and the copy engine moves one large copy at
@@ -53,6 +53,9 @@
  * quiet, and anything else the proxy takes issues the gathered ones first. */
 #define PROXY_GATHER_MIN ((uint64_t)64 * 1024)
 #define PROXY_GATHER_WAIT_NS 3000L
+/* Room for the puts of ten rounds of a 32-block kernel: each round's pieces
+ * make one copy, whichever order the blocks' requests came in. */
+#define PROXY_GATHER_MAX 320
 
 /* Slots for requests posted by stream-ordered calls (proxy.h). */
 #define PROXY_STREAM_SLOTS 1024u
@@ -95,7 +98,7 @@ struct ushmemi_proxy {
     struct gathered_put {
         int pe;
         uint64_t offset, local, len;
-    } *gathered; /* PROXY_BATCH entries */
+    } *gathered; /* PROXY_GATHER_MAX entries */
     unsigned ngathered;
     struct {            /* for the debug line at stop; timed only when it is logged */
         bool timed;
@@ -636,19 +639,29 @@ static int compare_gathered(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Issues the gathered puts, sorted, each run that is contiguous at both
- * ends as one copy. */
+/* Issues the gathered puts, sorted, as runs contiguous at both ends, each
+ * one copy. A run takes the next piece that starts where it ends, skipping
+ * pieces for the same place (a kernel's blocks putting their shares of one
+ * message in a loop: each round of the loop is a run of its own). */
 static void flush_gathered(struct ushmemi_proxy *p)
 {
     if (p->ngathered == 0)
         return;
     qsort(p->gathered, p->ngathered, sizeof(*p->gathered), compare_gathered);
-    for (unsigned i = 0; i < p->ngathered;) {
-        struct gathered_put run = p->gathered[i++];
-        while (i < p->ngathered && p->gathered[i].pe == run.pe &&
-               p->gathered[i].offset == run.offset + run.len &&
-               p->gathered[i].local == run.local + run.len)
-            run.len += p->gathered[i++].len;
+    for (unsigned i = 0; i < p->ngathered; i++) {
+        if (p->gathered[i].len == 0)
+            continue; /* taken into an earlier run */
+        struct gathered_put run = p->gathered[i];
+        for (unsigned k = i + 1; k < p->ngathered; k++) {
+            struct gathered_put *next = &p->gathered[k];
+            if (next->pe != run.pe || next->offset > run.offset + run.len)
+                break; /* sorted: nothing further can follow on */
+            if (next->len != 0 && next->offset == run.offset + run.len &&
+                next->local == run.local + run.len) {
+                run.len += next->len;
+                next->len = 0;
+            }
+        }
         const struct transport_ref *tr = &p->transports[p->pe_transport[run.pe]];
         ushmem_status_t status = tr->ops->put_nbi(tr->t, run.pe, run.offset,
                                                   (const void *)(uintptr_t)run.local, run.len);
@@ -680,17 +693,21 @@ static bool take_next(struct ushmemi_proxy *p, struct ushmem_ring_request *req_p
     return false;
 }
 
-/* Executes up to PROXY_BATCH requests; returns how many. */
+/* Executes up to PROXY_BATCH requests, or more while puts are being
+ * gathered (up to PROXY_GATHER_MAX of them); returns how many. */
 static unsigned process(struct ushmemi_proxy *p)
 {
     struct ushmem_ring_request req;
     uint64_t ticket;
     unsigned n = 0;
 
-    while (n < PROXY_BATCH && take_next(p, &req, &ticket)) {
+    while ((n < PROXY_BATCH || (p->ngathered > 0 && p->ngathered < PROXY_GATHER_MAX)) &&
+           take_next(p, &req, &ticket)) {
         uint64_t t0 = p->stats.timed ? now_ns() : 0;
         bool device;
         if (gatherable(p, &req)) {
+            if (p->ngathered == PROXY_GATHER_MAX)
+                flush_gathered(p);
             if (local_check(p, &req, ticket, "source", req.local, &device))
                 p->gathered[p->ngathered++] =
                     (struct gathered_put){req.pe, req.offset, req.local, req.value};
@@ -995,7 +1012,7 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->pe_transport = calloc((size_t)p->npes, sizeof(*p->pe_transport));
     p->transports = calloc((size_t)p->npes, sizeof(*p->transports));
     p->pe_devmem = calloc((size_t)p->npes, sizeof(*p->pe_devmem));
-    p->gathered = calloc(PROXY_BATCH, sizeof(*p->gathered));
+    p->gathered = calloc(PROXY_GATHER_MAX, sizeof(*p->gathered));
     if (p->pe_transport == NULL || p->transports == NULL || p->pe_devmem == NULL ||
         p->gathered == NULL) {
         ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate the table of %d peers",

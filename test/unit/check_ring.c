@@ -1077,14 +1077,19 @@ START_TEST(gathered_puts_merge)
     submit(&prod, USHMEM_RING_OP_PUT, 3, 0x100, one, sizeof(one));
     while (atomic_load(&mock.entered) == 0)
         usleep(100);
-    for (int k = 0; k < 8; k++) {
-        int i = order[k];
-        /* pe 1: one contiguous message; pe 2: the same pieces, the fourth
-         * one's source not following on from the third's. */
-        submit(&prod, USHMEM_RING_OP_PUT_NBI, 1, 0x100000 + (uint64_t)i * piece,
-               buf + (size_t)i * piece, piece);
-        submit(&prod, USHMEM_RING_OP_PUT_NBI, 2, 0x200000 + (uint64_t)i * piece,
-               buf + (size_t)(i == 3 ? 7 : i) * piece, piece);
+    for (int round = 0; round < 4; round++) {
+        for (int k = 0; k < 8; k++) {
+            int i = order[(k + round) % 8];
+            /* pe 1: one contiguous message, put 4 times over (a kernel's
+             * blocks each putting their share in a loop); pe 2: the same
+             * pieces once, the fourth one's source not following on from
+             * the third's. */
+            submit(&prod, USHMEM_RING_OP_PUT_NBI, 1, 0x100000 + (uint64_t)i * piece,
+                   buf + (size_t)i * piece, piece);
+            if (round == 0)
+                submit(&prod, USHMEM_RING_OP_PUT_NBI, 2, 0x200000 + (uint64_t)i * piece,
+                       buf + (size_t)(i == 3 ? 7 : i) * piece, piece);
+        }
     }
     uint64_t last = submit(&prod, USHMEM_RING_OP_PUT, 3, 0x200, one, sizeof(one));
     atomic_store(&mock.gate_closed, 0);
@@ -1105,7 +1110,7 @@ START_TEST(gathered_puts_merge)
             bytes2 += call->len;
         }
     }
-    ck_assert_uint_eq(runs1, 1);
+    ck_assert_uint_eq(runs1, 4); /* one copy per round */
     /* Pieces 0-2, 3 alone, 4-7 (its source breaks the run at both ends). */
     ck_assert_uint_eq(runs2, 3);
     ck_assert_uint_eq(bytes2, 8 * piece);
@@ -1306,6 +1311,51 @@ START_TEST(helper_cpus_chosen)
 }
 END_TEST
 
+/* Ten rounds of a 32-block kernel's puts (blocks out of step, each putting
+ * its share of one message in a loop), all in the ring at once: one copy
+ * per round, however the 320 requests came. */
+START_TEST(gathered_rounds_merge)
+{
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *done = &done_cell;
+    const uint64_t piece = 64 * 1024;
+    const int blocks = 32, rounds = 10;
+    static char buf[32 * 64 * 1024];
+    char one[8];
+
+    start_ordered_proxy(512);
+    atomic_store(&mock.gate_closed, 1);
+    submit(&prod, USHMEM_RING_OP_PUT, 3, 0x100, one, sizeof(one));
+    while (atomic_load(&mock.entered) == 0)
+        usleep(100);
+    /* Block b is b % 3 rounds ahead of the slowest. */
+    for (int step = 0; step < rounds + 2; step++)
+        for (int b = 0; b < blocks; b++) {
+            int round = step - 2 + b % 3;
+            if (round >= 0 && round < rounds)
+                submit(&prod, USHMEM_RING_OP_PUT_NBI, 1, 0x100000 + (uint64_t)b * piece,
+                       buf + (size_t)b * piece, piece);
+        }
+    uint64_t last = submit(&prod, USHMEM_RING_OP_PUT, 3, 0x200, one, sizeof(one));
+    atomic_store(&mock.gate_closed, 0);
+    ushmem_ring_wait_on(ring, done, last);
+
+    size_t n = atomic_load(&mock.ncalls), runs = 0;
+    for (size_t c = 0; c < n; c++) {
+        const struct call *call = &mock.calls[c];
+        if (call->pe != 1)
+            continue;
+        runs++;
+        ck_assert_int_eq(call->kind, CALL_PUT_NBI);
+        ck_assert_uint_eq(call->offset, 0x100000);
+        ck_assert_uint_eq(call->local, (uint64_t)(uintptr_t)buf);
+        ck_assert_uint_eq(call->len, (uint64_t)blocks * piece);
+    }
+    ck_assert_uint_eq(runs, (size_t)rounds);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
 /* ---- Requests posted by stream-ordered calls (proxy.h). ---- */
 
 /* What a stream does when it reaches a request: writes the trigger, then
@@ -1491,6 +1541,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, ordered_requests_complete_by_the_copy);
     tcase_add_test(tc, gathered_puts_merge);
+    tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
     tcase_add_test(tc, cpu_lists_parsed);
