@@ -903,15 +903,17 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 
 /* The device barrier, over the device flags in every PE's reserved heap
  * area and an epoch (this PE's count of device barriers). Up to
- * USHMEMI_DEV_FLAT_BARRIER_PES PEs, one round: this PE adds one to flag 0 of
- * every other PE and waits until its own flag 0 has reached epoch * (n - 1).
- * Beyond, dissemination: in round k this PE adds one to flag k of PE me +
- * 2^k and waits until its own flag k has reached the epoch. Either way each
- * flag receives the same number of signals in every barrier, so the flags
- * count barriers and never need resetting; the flags and epoch are the
- * device barrier's own. Signals go the SYNC class's road. `complete` first
- * completes the calling thread's operations (barrier_all) or only orders
- * them (sync_all). */
+ * USHMEMI_DEV_FLAT_BARRIER_PES PEs, one round: this PE sets its flag (flag
+ * number my_pe) on every other PE to the epoch, a store rather than an add
+ * (through the proxy, a stream store rather than an atomic kernel), and
+ * waits until every other PE's flag here has reached the epoch; a flag has
+ * one writer, whose epochs only grow. Beyond, dissemination: in round k
+ * this PE adds one to flag k of PE me + 2^k and waits until its own flag k
+ * has reached the epoch, so each flag receives the same number of signals
+ * in every barrier. Either way the flags never need resetting; the flags
+ * and epoch are the device barrier's own. Signals go the SYNC class's road.
+ * `complete` first completes the calling thread's operations (barrier_all)
+ * or only orders them (sync_all). */
 USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
@@ -930,12 +932,13 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
     if (s->n_pes <= USHMEMI_DEV_FLAT_BARRIER_PES) {
         unsigned spins = 0;
         /* Every signal follows the fence or quiet above and carries
-         * nothing learnt since, so each is a relaxed add after it. */
+         * nothing learnt since, so each is a relaxed store after it. */
         for (int dist = 1; dist < s->n_pes; dist++)
-            ushmemi_dev_signal_after_fence(&flags[0], (s->my_pe + dist) % s->n_pes,
-                                           USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD, 1);
-        while (ushmemi_dev_load64(&flags[0]) < epoch * (uint64_t)(s->n_pes - 1))
-            ushmem_ring_backoff(&spins);
+            ushmemi_dev_signal_after_fence(&flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
+                                           USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch);
+        for (int pe = 0; pe < s->n_pes; pe++)
+            while (pe != s->my_pe && ushmemi_dev_load64(&flags[pe]) < epoch)
+                ushmem_ring_backoff(&spins);
     }
     for (int64_t dist = 1; s->n_pes > USHMEMI_DEV_FLAT_BARRIER_PES && dist < s->n_pes &&
                            k < s->device_flags_count;
