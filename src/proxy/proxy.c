@@ -10,7 +10,10 @@
  * copy in device memory, written by the device behind them, completes them;
  * the counter in host memory follows when the proxy has nothing else to do.
  * When the ring is empty the thread spins briefly, then yields, then sleeps
- * with exponential backoff, so an idle proxy costs almost no CPU. */
+ * with exponential backoff, so an idle proxy costs almost no CPU. Beside
+ * the ring it carries the requests that stream-ordered calls post for PEs
+ * whose heaps are not mapped here (proxy.h), each once its stream has
+ * written its trigger word; while one is posted the thread does not sleep. */
 #include "proxy.h"
 
 #include <inttypes.h>
