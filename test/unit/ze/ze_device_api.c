@@ -11,8 +11,8 @@
  * counters, the signal and its data, and every alltoall word (A2A_LONGS per
  * pair, more than one landing chunk when peers are reached by messages).
  *
- * Usage: ze_device_api MODULE.so [ROUNDS]   (default 3, at least 2: the
- * second round finds the flags, counters and barrier epochs the first left) */
+ * Usage: ze_device_api MODULE.so [ROUNDS]   (default 3; from 2 on, each
+ * round finds the flags, counters and barrier epochs the one before left) */
 #include <level_zero/ze_api.h>
 #include <shmem.h>
 #include <shmemx.h>
@@ -74,8 +74,8 @@ static void *read_file(const char *path, size_t *size_p)
 int main(int argc, char **argv)
 {
     long rounds = argc == 3 ? strtol(argv[2], NULL, 10) : ROUNDS;
-    if (argc < 2 || argc > 3 || rounds < 2 || rounds > 1000) {
-        fprintf(stderr, "usage: ze_device_api MODULE.so [ROUNDS, 2 to 1000]\n");
+    if (argc < 2 || argc > 3 || rounds < 1 || rounds > 1000) {
+        fprintf(stderr, "usage: ze_device_api MODULE.so [ROUNDS, 1 to 1000]\n");
         return 2;
     }
     shmem_init();
