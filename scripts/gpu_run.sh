@@ -6,11 +6,13 @@
 # cpu-backend device-heap tests (part "host"); the device API in CUDA
 # kernels, test/unit/cuda under every PE count and route (part "device");
 # the CUDA programs with one GPU per PE through the proxy, over landing, over
-# libfabric with FI_HMEM and on simulated nodes (part "routes"); the GPU
+# libfabric with FI_HMEM and on simulated nodes (part "routes"); SYCL kernels
+# through AdaptiveCpp's cuda target, compiled beforehand by
+# scripts/build-sycl-gpu.sh into .sycl-gpu/ (part "sycl"); the GPU
 # benchmarks beside NVSHMEM and NCCL, scripts/gpu_bench.sh (part "bench");
 # then a summary table.
 #
-# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,routes,bench] [CUDA_TESTS="name ..."]
+# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,routes,sycl,bench] [CUDA_TESTS="name ..."]
 #        scripts/gpu_run.sh [LOG_DIR]
 #        (LOG_DIR defaults to $BUILD_DIR/logs)
 #
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 build=${BUILD_DIR:-build-gpu}
 logs=${1:-$build/logs}
-parts=${GPU_RUN_PARTS:-host,device,routes,bench}
+parts=${GPU_RUN_PARTS:-host,device,routes,sycl,bench}
 want() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$build" "$logs"
 log=$logs/gpu_run.log
@@ -358,6 +360,53 @@ if want routes; then
     else
         record "CUDA programs through the proxy and over landing, one GPU per PE" \
             "skipped (one GPU)"
+    fi
+fi
+
+if want sycl; then
+    section "SYCL kernels on the GPUs (AdaptiveCpp's cuda target, built by scripts/build-sycl-gpu.sh)"
+    sy=${SYCL_GPU_DIR:-.sycl-gpu}
+    if [ -x "$sy/bin/sycl_device_api" ]; then
+        sylib=$root/$sy/lib:$root/$build/src/host:${CUDA_PATH:-/usr/local/cuda}/lib64
+        syrun=(env LD_LIBRARY_PATH="$sylib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+        for p in sycl_device_api sycl_ishmem_shape; do
+            for n in 1 2 4; do
+                expect "$p -n $n (direct)" 0 'every check passed|all checks passed' 'FAIL' -- \
+                    "${syrun[@]}" "${oshrun[@]}" -n $n "$sy/bin/$p"
+            done
+            for n in 1 2; do
+                expect "$p -n $n, USHMEM_DEVICE_ROUTE=proxy" 0 'every check passed|all checks passed' \
+                    'FAIL' -- "${syrun[@]}" USHMEM_DEVICE_ROUTE=proxy "${oshrun[@]}" -n $n "$sy/bin/$p"
+            done
+        done
+        expect "sycl_device_api_ring -n 2, proxy (values in the ring)" 0 'every check passed' 'FAIL' -- \
+            "${syrun[@]}" USHMEM_DEVICE_ROUTE=proxy "${oshrun[@]}" -n 2 "$sy/bin/sycl_device_api_ring"
+        # The SYCL benchmark beside the CUDA kernel of the same shape, same run.
+        if [ "$ngpus" -ge 2 ]; then
+            bd=$build/test/perf/cuda
+            run_to "$logs/sycl_bw.txt" "${syrun[@]}" "${oshrun[@]}" -n 2 "$sy/bin/sycl_bench" --op put \
+                --groups 32 --items 1024 --min-size 8 --max-size 67108864
+            run_to "$logs/cuda_bw.txt" "${oshrun[@]}" -n 2 "$bd/dev_put_bw" --scope block --blocks 32 \
+                --threads 1024 --min-size 8 --max-size 67108864
+            run_to "$logs/sycl_p.txt" "${syrun[@]}" "${oshrun[@]}" -n 2 "$sy/bin/sycl_bench" --op p
+            run_to "$logs/cuda_p.txt" "${oshrun[@]}" -n 2 "$bd/dev_latency" --op p
+            say "SYCL kernel vs CUDA kernel, same run (put: 32 work-groups/blocks x 1024):"
+            say "$(printf '%-12s %12s %12s %7s' size sycl_GB/s cuda_GB/s ratio)"
+            join -t, <(grep -E '^[0-9]+,' "$logs/sycl_bw.txt" | sort -t, -k1,1) \
+                <(grep -E '^[0-9]+,' "$logs/cuda_bw.txt" | sort -t, -k1,1) | sort -t, -k1,1n |
+                awk -F, '{ printf "%-12s %12.3f %12.3f %7.2f\n", $1, $2, $3, ($3 > 0 ? $2 / $3 : 0) }' |
+                tee -a "$log"
+            sp=$(awk -F, '$1 == "p" { print $2 }' "$logs/sycl_p.txt")
+            cp_=$(awk -F, '$1 == "p" { print $2 }' "$logs/cuda_p.txt")
+            say "p ping-pong half round trip: sycl ${sp:-?} us, cuda ${cp_:-?} us"
+            if grep -q '^67108864,' "$logs/sycl_bw.txt" && [ -n "$sp" ] && ! grep -q FAIL "$logs/sycl_bw.txt"; then
+                record "sycl_bench put and p, beside dev_put_bw and dev_latency" PASS
+            else
+                record "sycl_bench put and p, beside dev_put_bw and dev_latency" FAIL
+            fi
+        fi
+    else
+        record "SYCL programs on the GPUs" "skipped (no $sy: scripts/build-sycl-gpu.sh)"
     fi
 fi
 

@@ -92,12 +92,12 @@
  *   calls, 64 bits (OpenCL C's long long would be 128).
  * ushmemi_dev_proxy_reaches(p): 1 when the proxy thread can reach p, else
  *   the bytes travel in the ring when USHMEMI_DEV_RESULTS_IN_RING is 1. */
-#if defined(__CUDACC__)
+#if defined(SYCL_LANGUAGE_VERSION) /* before CUDA: acpp's cuda target is clang's CUDA mode */
+#include <ushmem/detail/device_sycl.h>
+#elif defined(__CUDACC__)
 #include <ushmem/detail/device_cuda.h>
 #elif defined(__OPENCL_C_VERSION__)
 #include <ushmem/detail/device_opencl.h>
-#elif defined(SYCL_LANGUAGE_VERSION)
-#include <ushmem/detail/device_sycl.h>
 #else
 #include <ushmem/detail/device_c.h>
 #endif
@@ -964,16 +964,26 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
         ushmem_quiet();
 }
 
-/* Completes the calling thread's operations and waits for every PE. */
+/* Completes the calling thread's operations and waits for every PE. Where
+ * USHMEMI_DEV_HOST_IS_HOST_API is 1 (a SYCL program's host code beside GPU
+ * kernels, detail/device_sycl.h), host code's call is the host API's. */
 USHMEM_DEVICE_FN void ushmem_barrier_all(void)
 {
+#if defined(USHMEMI_DEV_HOST_IS_HOST_API)
+    shmem_barrier_all();
+#else
     ushmemi_dev_barrier(1);
+#endif
 }
 
 /* Waits for every PE; the caller's stores are ordered before, not completed. */
 USHMEM_DEVICE_FN void ushmem_sync_all(void)
 {
+#if defined(USHMEMI_DEV_HOST_IS_HOST_API)
+    shmem_sync_all();
+#else
     ushmemi_dev_barrier(0);
+#endif
 }
 
 /* The end of a group collective: every thread's puts are complete (direct
@@ -1074,6 +1084,17 @@ USHMEM_DEVICE_FN void ushmemx_fcollectmem_block(void *dest, const void *src, siz
 #endif
 
 #if defined(SYCL_LANGUAGE_VERSION)
+/* ---- SYCL: the device for this PE's queue (host code, after shmem_init) ----
+ * On NVIDIA GPUs (acpp's cuda target) the GPU that shmem_init gave this PE,
+ * whose heap its kernels reach (a default sycl::queue takes the first GPU
+ * in every PE); elsewhere the default selector's device. Intel SHMEM's
+ * launcher hides the other GPUs instead; ushmem cannot, since each PE maps
+ * its peers' heaps on their GPUs. */
+static inline sycl::device ushmemx_sycl_device(void)
+{
+    return ushmemi_sycl_pe_device();
+}
+
 /* ---- SYCL: the calls of a work-group or sub-group ----
  * Intel SHMEM's names and argument order: `group` is the kernel's
  * sycl::group<D> (nd_item::get_group()) or sycl::sub_group

@@ -98,7 +98,74 @@ typedef unsigned long uint64_t;
  * ushmem_ring_pause: a short wait inside a poll loop.
  * ushmem_ring_yield: give the processor away (a host thread yields, a GPU
  *   thread sleeps briefly); used once polling has gone on for a while. */
-#if defined(__CUDACC__)
+#if defined(SYCL_LANGUAGE_VERSION)
+/* SYCL 2020 (any implementation): the ring's words are plain 64-bit words
+ * reached through sycl::atomic_ref at system scope, since the consumer is a
+ * host thread. The generic address space, because a word may be named by a
+ * pointer of any kind. A kernel that runs on the host (a CPU device, whose
+ * work-items are host threads) yields the processor while it waits, as a
+ * host producer does: producers may outnumber cores, and a spinning one
+ * must not starve the proxy thread it waits for. AdaptiveCpp compiles a
+ * kernel once per target, and says which one in __acpp_if_target_host;
+ * another implementation's device pass defines __SYCL_DEVICE_ONLY__. On a
+ * CUDA device pass (acpp's cuda target, where __CUDA_ARCH__ is defined)
+ * sycl::atomic_ref drops the system scope, so the words go through PTX
+ * (detail/ptx.h), and a waiting work-item naps as nvcc's CUDA slot's does. */
+#include <sycl/sycl.hpp>
+#include <ushmem/detail/ptx.h>
+#if !defined(__SYCL_DEVICE_ONLY__)
+#include <sched.h>
+#endif
+typedef uint64_t ushmem_ring_word_t;
+#define USHMEM_RING_INLINE static inline
+typedef sycl::atomic_ref<uint64_t, sycl::memory_order::relaxed, sycl::memory_scope::system,
+                         sycl::access::address_space::generic_space>
+    ushmem_ring_atomic_ref;
+USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    return ushmemi_ptx_load_acquire64(p);
+#else
+    return ushmem_ring_atomic_ref(*p).load(sycl::memory_order::acquire);
+#endif
+}
+USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    ushmemi_ptx_store_release64(p, v);
+#else
+    ushmem_ring_atomic_ref(*p).store(v, sycl::memory_order::release);
+#endif
+}
+USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    return ushmemi_ptx_fetch_add64(p, v);
+#else
+    return ushmem_ring_atomic_ref(*p).fetch_add(v, sycl::memory_order::relaxed);
+#endif
+}
+USHMEM_RING_INLINE void ushmem_ring_pause(void)
+{
+}
+#if defined(__acpp_if_target_host)
+#define USHMEMI_RING_ON_HOST(...) __acpp_if_target_host(__VA_ARGS__)
+#elif !defined(__SYCL_DEVICE_ONLY__)
+#define USHMEMI_RING_ON_HOST(...) __VA_ARGS__
+#else
+#define USHMEMI_RING_ON_HOST(...)
+#endif
+USHMEM_RING_INLINE void ushmem_ring_yield(void)
+{
+#if defined(__CUDA_ARCH__)
+    ushmemi_ptx_nap();
+#else
+    USHMEMI_RING_ON_HOST(sched_yield();)
+#endif
+}
+#define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+
+#elif defined(__CUDACC__)
 /* CUDA slot (host and device passes of nvcc). cuda::atomic_ref at
  * thread_scope_system makes the release store of seq carry the equivalent of
  * __threadfence_system, ordering the slot's fields, written over PCIe or
@@ -154,53 +221,6 @@ USHMEM_RING_INLINE void ushmem_ring_yield(void)
 #else
     sched_yield();
 #endif
-}
-#define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-
-#elif defined(SYCL_LANGUAGE_VERSION)
-/* SYCL 2020 (any implementation): the ring's words are plain 64-bit words
- * reached through sycl::atomic_ref at system scope, since the consumer is a
- * host thread. The generic address space, because a word may be named by a
- * pointer of any kind. A kernel that runs on the host (a CPU device, whose
- * work-items are host threads) yields the processor while it waits, as a
- * host producer does: producers may outnumber cores, and a spinning one
- * must not starve the proxy thread it waits for. AdaptiveCpp compiles a
- * kernel once per target, and says which one in __acpp_if_target_host;
- * another implementation's device pass defines __SYCL_DEVICE_ONLY__. */
-#include <sycl/sycl.hpp>
-#if !defined(__SYCL_DEVICE_ONLY__)
-#include <sched.h>
-#endif
-typedef uint64_t ushmem_ring_word_t;
-#define USHMEM_RING_INLINE static inline
-typedef sycl::atomic_ref<uint64_t, sycl::memory_order::relaxed, sycl::memory_scope::system,
-                         sycl::access::address_space::generic_space>
-    ushmem_ring_atomic_ref;
-USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
-{
-    return ushmem_ring_atomic_ref(*p).load(sycl::memory_order::acquire);
-}
-USHMEM_RING_INLINE void ushmem_ring_store_release(ushmem_ring_word_t *p, uint64_t v)
-{
-    ushmem_ring_atomic_ref(*p).store(v, sycl::memory_order::release);
-}
-USHMEM_RING_INLINE uint64_t ushmem_ring_fetch_add(ushmem_ring_word_t *p, uint64_t v)
-{
-    return ushmem_ring_atomic_ref(*p).fetch_add(v, sycl::memory_order::relaxed);
-}
-USHMEM_RING_INLINE void ushmem_ring_pause(void)
-{
-}
-#if defined(__acpp_if_target_host)
-#define USHMEMI_RING_ON_HOST(...) __acpp_if_target_host(__VA_ARGS__)
-#elif !defined(__SYCL_DEVICE_ONLY__)
-#define USHMEMI_RING_ON_HOST(...) __VA_ARGS__
-#else
-#define USHMEMI_RING_ON_HOST(...)
-#endif
-USHMEM_RING_INLINE void ushmem_ring_yield(void)
-{
-    USHMEMI_RING_ON_HOST(sched_yield();)
 }
 #define USHMEM_RING_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 
@@ -308,7 +328,7 @@ USHMEM_RING_INLINE void ushmem_ring_yield(void)
     sched_yield();
 }
 #endif
-#if !defined(__CUDACC__)
+#if !defined(__CUDACC__) || defined(SYCL_LANGUAGE_VERSION)
 USHMEM_RING_INLINE uint64_t ushmem_ring_take_ticket(ushmem_ring_word_t *tail)
 {
     return ushmem_ring_fetch_add(tail, 1);

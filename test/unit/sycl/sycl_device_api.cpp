@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 static int me, npes, right, left, failures;
 static sycl::queue *q;
@@ -39,6 +40,26 @@ template <typename T>
 static T val(int pe, int i)
 {
     return (T)(pe * 16 + i + 1);
+}
+
+/* The host fills and reads symmetric memory through the queue: on a GPU the
+ * heap is device memory, which host code must not touch. */
+template <typename T>
+static void heap_write(T *heap, const T *from, size_t n)
+{
+    q->memcpy(heap, from, n * sizeof(T)).wait();
+}
+template <typename T>
+static std::vector<T> heap_read(const T *heap, size_t n)
+{
+    std::vector<T> v(n);
+    q->memcpy(v.data(), heap, n * sizeof(T)).wait();
+    return v;
+}
+template <typename T>
+static T heap_get(const T *heap)
+{
+    return heap_read(heap, 1)[0];
 }
 
 /* Symmetric memory, zeroed, every PE at once. */
@@ -132,8 +153,10 @@ static void typed_one(void)
     T *got = sycl::malloc_shared<T>(G_NGET * NI, *q);
     int r = right, l = left;
 
+    T init[NI];
     for (int i = 0; i < NI; i++)
-        src[i] = val<T>(me, i);
+        init[i] = val<T>(me, i);
+    heap_write(src, init, NI);
     memset((void *)got, 0, G_NGET * NI * sizeof(T));
     shmem_barrier_all();
     /* One work-item per element with the thread forms. */
@@ -161,9 +184,10 @@ static void typed_one(void)
                                             "put_nbi_work_group"};
     static const char *const get_names[] = {"get", "get_nbi", "g", "get_work_group",
                                             "get_nbi_work_group"};
+    std::vector<T> rv = heap_read(recv, R_NPUT * NI);
     for (int k = 0; k < R_NPUT; k++)
         for (int i = 0; i < NI; i++)
-            CHECK(recv[k * NI + i] == val<T>(left, i), "%s_%s: element %d from PE %d wrong",
+            CHECK(rv[k * NI + i] == val<T>(left, i), "%s_%s: element %d from PE %d wrong",
                   Ops::name(), put_names[k], i, left);
     for (int k = 0; k < G_NGET; k++)
         for (int i = 0; i < NI; i++)
@@ -213,8 +237,10 @@ static void bytes_one(int scope, int nbi, size_t n, size_t off)
     unsigned char *got = sycl::malloc_shared<unsigned char>(MAXB, *q);
     int r = right, l = left;
 
+    std::vector<unsigned char> init(MAXB);
     for (size_t i = 0; i < MAXB; i++)
-        src[i] = tag(me, i);
+        init[i] = tag(me, i);
+    heap_write(src, init.data(), MAXB);
     memset(got, 0, MAXB);
     shmem_barrier_all();
     if (scope == 0) {
@@ -258,12 +284,13 @@ static void bytes_one(int scope, int nbi, size_t n, size_t off)
     shmem_barrier_all();
     static const char *const scope_names[] = {"thread", "work_group", "sub_group"};
     int bad = 0;
+    std::vector<unsigned char> rv = heap_read(recv, MAXB);
     for (size_t i = 0; i < MAXB && bad < 3; i++) {
         unsigned char want = i >= off && i < off + n ? tag(left, i) : 0;
-        if (recv[i] != want || got[i] != want) {
+        if (rv[i] != want || got[i] != want) {
             bad++;
             CHECK(0, "putmem/getmem%s (%s) of %zu bytes at offset %zu: byte %zu is %u/%u, not %u",
-                  nbi ? "_nbi" : "", scope_names[scope], n, off, i, recv[i], got[i], want);
+                  nbi ? "_nbi" : "", scope_names[scope], n, off, i, rv[i], got[i], want);
         }
     }
     shmem_barrier_all();
@@ -314,9 +341,10 @@ struct amo_words {
             ushmem_quiet();                                                            \
         }).wait();                                                                     \
         shmem_barrier_all();                                                           \
-        CHECK(w->fadd == (T)NI && w->add == (T)(3 * NI) && w->finc == (T)NI,           \
-              #NAME " add/inc: %lld %lld %lld", (long long)w->fadd, (long long)w->add,  \
-              (long long)w->finc);                                                     \
+        amo_words<T> W = heap_get(w);                                                  \
+        CHECK(W.fadd == (T)NI && W.add == (T)(3 * NI) && W.finc == (T)NI,              \
+              #NAME " add/inc: %lld %lld %lld", (long long)W.fadd, (long long)W.add,    \
+              (long long)W.finc);                                                      \
         for (int k = 0; k < 2; k++) {                                                  \
             unsigned seen = 0;                                                         \
             for (int i = 0; i < NI; i++) {                                             \
@@ -327,12 +355,12 @@ struct amo_words {
             CHECK(seen == (1u << NI) - 1, #NAME "_atomic_%s: fetched values %#x",      \
                   k ? "fetch_inc" : "fetch_add", seen);                                \
         }                                                                              \
-        CHECK(fetched[2 * NI] == 0 && fetched[2 * NI + 1] == 5 && w->cswap == 5,       \
+        CHECK(fetched[2 * NI] == 0 && fetched[2 * NI + 1] == 5 && W.cswap == 5,        \
               #NAME "_atomic_compare_swap: %lld %lld -> %lld", (long long)fetched[2 * NI], \
-              (long long)fetched[2 * NI + 1], (long long)w->cswap);                    \
-        CHECK(fetched[2 * NI + 2] == 11 && fetched[2 * NI + 3] == 11 && w->set == 13,  \
+              (long long)fetched[2 * NI + 1], (long long)W.cswap);                     \
+        CHECK(fetched[2 * NI + 2] == 11 && fetched[2 * NI + 3] == 11 && W.set == 13,   \
               #NAME "_atomic_set/fetch/swap: %lld %lld -> %lld",                       \
-              (long long)fetched[2 * NI + 2], (long long)fetched[2 * NI + 3], (long long)w->set); \
+              (long long)fetched[2 * NI + 2], (long long)fetched[2 * NI + 3], (long long)W.set); \
         shmem_barrier_all();                                                           \
         sycl::free(fetched, *q);                                                       \
         shmem_free(w);                                                                 \
@@ -354,9 +382,10 @@ USHMEM_DEVICE_AMO_STD_TYPES(AMO_STD)
             fetched[1] = ushmem_##NAME##_atomic_swap(w, (T)-2.25, r);                  \
         }).wait();                                                                     \
         shmem_barrier_all();                                                           \
-        CHECK(fetched[0] == (T)1.5 && fetched[1] == (T)1.5 && *w == (T)-2.25,          \
+        T now = heap_get(w);                                                           \
+        CHECK(fetched[0] == (T)1.5 && fetched[1] == (T)1.5 && now == (T)-2.25,         \
               #NAME "_atomic_set/fetch/swap: %g %g -> %g", (double)fetched[0],         \
-              (double)fetched[1], (double)*w);                                         \
+              (double)fetched[1], (double)now);                                        \
         shmem_barrier_all();                                                           \
         sycl::free(fetched, *q);                                                       \
         shmem_free(w);                                                                 \
@@ -371,7 +400,9 @@ AMO_FLOAT(double, double)
         amo_words<T> *w = (amo_words<T> *)zalloc(sizeof(amo_words<T>));                \
         T *fetched = sycl::malloc_shared<T>(3 * NI, *q);                               \
         int r = right;                                                                 \
-        w->bits_and = w->fbits_and = (T)0xff;                                          \
+        amo_words<T> init = {};                                                        \
+        init.bits_and = init.fbits_and = (T)0xff;                                      \
+        heap_write(w, &init, 1);                                                       \
         shmem_barrier_all();                                                           \
         q->parallel_for(sycl::range<1>(NI), [=](sycl::id<1> id) {                      \
             int i = (int)id[0];                                                        \
@@ -385,13 +416,14 @@ AMO_FLOAT(double, double)
             ushmem_quiet();                                                            \
         }).wait();                                                                     \
         shmem_barrier_all();                                                           \
-        CHECK(w->bits_or == (T)0xff && w->bits_and == 0 && w->bits_xor == (T)0xff,     \
-              #NAME "_atomic_or/and/xor: %#llx %#llx %#llx", (unsigned long long)w->bits_or, \
-              (unsigned long long)w->bits_and, (unsigned long long)w->bits_xor);       \
-        CHECK(w->fbits_or == (T)0xff && w->fbits_and == 0 && w->fbits_xor == (T)0xff,  \
+        amo_words<T> W = heap_get(w);                                                  \
+        CHECK(W.bits_or == (T)0xff && W.bits_and == 0 && W.bits_xor == (T)0xff,        \
+              #NAME "_atomic_or/and/xor: %#llx %#llx %#llx", (unsigned long long)W.bits_or, \
+              (unsigned long long)W.bits_and, (unsigned long long)W.bits_xor);         \
+        CHECK(W.fbits_or == (T)0xff && W.fbits_and == 0 && W.fbits_xor == (T)0xff,     \
               #NAME "_atomic_fetch_or/and/xor: %#llx %#llx %#llx",                     \
-              (unsigned long long)w->fbits_or, (unsigned long long)w->fbits_and,        \
-              (unsigned long long)w->fbits_xor);                                       \
+              (unsigned long long)W.fbits_or, (unsigned long long)W.fbits_and,          \
+              (unsigned long long)W.fbits_xor);                                        \
         for (int i = 0; i < NI; i++) {                                                 \
             T bit = (T)((T)1 << i);                                                    \
             CHECK(!(fetched[i] & bit) && (fetched[NI + i] & bit) &&                    \
@@ -435,8 +467,10 @@ static void phase_signal(void)
     int *res = sycl::malloc_shared<int>(8, *q);
     int r = right, l = left;
 
+    unsigned char init[SIG_BYTES];
     for (int i = 0; i < SIG_BYTES; i++)
-        src[i] = tag(me, (size_t)i);
+        init[i] = tag(me, (size_t)i);
+    heap_write(src, init, SIG_BYTES);
     memset(res, 0, 8 * sizeof(int));
     shmem_barrier_all();
     /* Senders: NI work-items each add 1 after their own block; one sets;
@@ -482,17 +516,18 @@ static void phase_signal(void)
     CHECK(res[0] == NI && res[1] == 77 && res[2] == 5,
           "signal_wait_until returned %d %d %d (want %d 77 5)", res[0], res[1], res[2], NI);
     shmem_barrier_all(); /* every sub-group's signal has landed */
-    CHECK(ushmem_signal_fetch(&a->sg_sig) > 0, "sub-group signals: %d then %llu", res[3],
-          (unsigned long long)a->sg_sig);
-    size_t sg_parts = (size_t)a->sg_sig;
+    std::vector<sig_area> seen = heap_read(a, 1);
+    const sig_area &A = seen[0];
+    CHECK(A.sg_sig > 0, "sub-group signals: %d then %llu", res[3], (unsigned long long)A.sg_sig);
+    size_t sg_parts = (size_t)A.sg_sig;
     int bad = 0;
     for (int i = 0; i < SIG_BYTES && bad < 3; i++) {
         unsigned char want = tag(left, (size_t)i);
-        int ok = a->set_data[i] == want && a->wg_data[i] == want && a->fence_data[i] == want;
+        int ok = A.set_data[i] == want && A.wg_data[i] == want && A.fence_data[i] == want;
         for (int k = 0; k < NI; k++)
-            ok = ok && a->add_data[k][i] == want;
+            ok = ok && A.add_data[k][i] == want;
         for (size_t k = 0; k < sg_parts && k < 4; k++)
-            ok = ok && a->sg_data[k][i] == want;
+            ok = ok && A.sg_data[k][i] == want;
         if (!ok) {
             bad++;
             CHECK(0, "signal data byte %d from PE %d wrong", i, left);
@@ -564,7 +599,7 @@ static void phase_bare_signal(void)
             ushmem_##NAME##_wait_until(ivar, USHMEM_CMP_LE, (T)42);                    \
             *res = 1;                                                                  \
         }).wait();                                                                     \
-        CHECK(*res == 1 && *ivar == (T)42, #NAME "_wait_until");                       \
+        CHECK(*res == 1 && heap_get(ivar) == (T)42, #NAME "_wait_until");              \
         shmem_barrier_all();                                                           \
         sycl::free(res, *q);                                                           \
         shmem_free(ivar);                                                              \
@@ -691,8 +726,10 @@ static void coll_one(void)
     unsigned char *fc = (unsigned char *)zalloc(nb * (size_t)npes);
     int root = npes - 1;
 
-    for (size_t i = 0; i < nb * (size_t)npes; i++)
-        src[i] = tag(me, i);
+    std::vector<unsigned char> init(nb * (size_t)npes);
+    for (size_t i = 0; i < init.size(); i++)
+        init[i] = tag(me, i);
+    heap_write(src, init.data(), init.size());
     shmem_barrier_all();
     int *rc = sycl::malloc_shared<int>(3, *q);
     rc[0] = rc[1] = rc[2] = 0;
@@ -717,10 +754,12 @@ static void coll_one(void)
           mode_names[MODE], rc[0], rc[1], rc[2]);
     sycl::free(rc, *q);
     int bad = 0;
+    std::vector<unsigned char> A = heap_read(a2a, nb * (size_t)npes),
+                               F = heap_read(fc, nb * (size_t)npes), B = heap_read(bc, nb);
     for (int pe = 0; pe < npes; pe++)
         for (size_t i = 0; i < nb && bad < 3; i++) {
-            if (a2a[pe * nb + i] != tag(pe, me * nb + i) || fc[pe * nb + i] != tag(pe, i) ||
-                (pe == 0 && bc[i] != tag(root, i))) {
+            if (A[pe * nb + i] != tag(pe, me * nb + i) || F[pe * nb + i] != tag(pe, i) ||
+                (pe == 0 && B[i] != tag(root, i))) {
                 bad++;
                 CHECK(0, "%s collectives: byte %zu of PE %d's part wrong", mode_names[MODE], i,
                       pe);
@@ -747,7 +786,7 @@ int main(void)
     npes = shmem_n_pes();
     right = (me + 1) % npes;
     left = (me + npes - 1) % npes;
-    sycl::queue queue;
+    sycl::queue queue{ushmemx_sycl_device()}; /* on a GPU, the PE's */
     q = &queue;
 
     /* SYCL_TEST_PHASES=amo,wait runs only those (to narrow a failure down). */

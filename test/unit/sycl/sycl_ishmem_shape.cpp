@@ -3,7 +3,10 @@
  * shmem_init, <ishmem.h> -> <ushmem.h>): symmetric buffers from
  * ushmem_malloc, kernels on a plain queue calling the device API per
  * work-item and per work-group, host barriers between kernels, the check
- * made by a kernel into host memory, and ushmem_finalize. */
+ * made by a kernel into host memory, and ushmem_finalize. One line more
+ * than renaming: the queue takes ushmemx_sycl_device(), the PE's GPU on
+ * NVIDIA (Intel SHMEM's launcher hides the other GPUs instead; a plain
+ * queue is the same on a CPU device). */
 #include <sycl/sycl.hpp>
 #include <ushmem.h>
 #include <ushmemx.h>
@@ -19,7 +22,7 @@ int main()
     int my_pe = ushmem_my_pe();
     int npes = ushmem_n_pes();
     int next = (my_pe + 1) % npes;
-    sycl::queue q;
+    sycl::queue q{ushmemx_sycl_device()};
 
     int *src = (int *)ushmem_malloc(N * sizeof(int));
     int *fetched = (int *)ushmem_malloc(N * sizeof(int));
