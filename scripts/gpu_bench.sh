@@ -6,7 +6,7 @@
 # and the targets.
 #
 # Usage, from anywhere (it works from the repository root):
-#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy,fabric] \
+#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy,fabric,sycl] \
 #       scripts/gpu_bench.sh [OUT_DIR]          (default $BUILD_DIR/bench)
 #
 # BUILD_DIR  a built meson tree of ushmem with the cuda backend: tools/oshrun,
@@ -25,7 +25,11 @@
 #            says so; scripts/build-libfabric.sh builds one); scopes: the
 #            put at thread, warp and block scope on 1 to 132 blocks and
 #            putmem_on_stream (the copy engine), each against NVSHMEM
-#            (SCOPES_MAX: largest size, default 64M).
+#            (SCOPES_MAX: largest size, default 64M); sycl: test/perf/sycl's
+#            put bandwidth and p latency from SYCL kernels (AdaptiveCpp's
+#            cuda target, compiled beforehand by scripts/build-sycl-gpu.sh
+#            into SYCL_GPU_DIR, default .sycl-gpu), against ushmem's CUDA
+#            kernels of the same shape, when that folder is there.
 #
 # NVSHMEM comes from the Python package nvidia-nvshmem (nvidia.nvshmem) and
 # is started through Open MPI; NCCL from PyTorch through torchrun. Either
@@ -44,7 +48,7 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 npes=${NPES:-2}
 quick=${QUICK:-0}
-parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy,fabric},
+parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy,fabric,sycl},
 budget=${BENCH_BUDGET_S:-450}
 bin=$out/bin
 csvdir=$out/csv
@@ -135,8 +139,8 @@ fi
 
 # ---- build, every program for both libraries at once ----
 progs=()
-{ want put || want get || want proxy || want fabric || want scopes; } && progs+=(dev_put_bw)
-{ want latency || want proxy || want fabric; } && progs+=(dev_latency)
+{ want put || want get || want proxy || want fabric || want scopes || want sycl; } && progs+=(dev_put_bw)
+{ want latency || want proxy || want fabric || want sycl; } && progs+=(dev_latency)
 want alltoall && progs+=(dev_alltoall)
 
 build_ushmem() {
@@ -267,6 +271,31 @@ if want scopes; then
             to_csv "$f" "dev_put_bw_$1" $impl "$impl-b$2"
         done
     done
+fi
+# SYCL kernels beside ushmem's CUDA kernels of the same shape (32 work-groups
+# or blocks of 1024 putting with the group's call; the p ping-pong), same
+# run; the CUDA ones are run here unless the put and latency parts ran them.
+sycl_dir=${SYCL_GPU_DIR:-$root/.sycl-gpu}
+if want sycl && [ $have_ushmem = 1 ] && [ -x "$sycl_dir/bin/sycl_bench" ]; then
+    sycl_lib=$sycl_dir/lib:$ushmem_lib:${CUDA_PATH:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    sycl_put=(--min-size 64K --max-size 64M --iters 20)
+    LD_LIBRARY_PATH=$sycl_lib run_ushmem "$out/sycl_put_bw_ushmem.txt" 90 1G \
+        "$sycl_dir/bin/sycl_bench" --op put --groups 32 --items 1024 "${sycl_put[@]}" ||
+        say "sycl_bench --op put exited $?: see sycl_put_bw_ushmem.txt"
+    to_csv "$out/sycl_put_bw_ushmem.txt" sycl_put_bw_work_group ushmem
+    LD_LIBRARY_PATH=$sycl_lib run_ushmem "$out/sycl_latency_ushmem.txt" 60 512M \
+        "$sycl_dir/bin/sycl_bench" --op p ||
+        say "sycl_bench --op p exited $?: see sycl_latency_ushmem.txt"
+    to_csv "$out/sycl_latency_ushmem.txt" sycl_latency ushmem
+    if ! want put && [ -x "$bin/dev_put_bw_ushmem" ]; then
+        run_ushmem "$out/dev_put_bw_block_ushmem.txt" 90 1G "$bin/dev_put_bw_ushmem" \
+            --scope block --blocks 32 --threads 1024 "${sycl_put[@]}"
+        to_csv "$out/dev_put_bw_block_ushmem.txt" dev_put_bw_block ushmem
+    fi
+    if ! want latency && [ -x "$bin/dev_latency_ushmem" ]; then
+        run_ushmem "$out/dev_latency_ushmem.txt" 60 512M "$bin/dev_latency_ushmem" --op p
+        to_csv "$out/dev_latency_ushmem.txt" dev_latency ushmem
+    fi
 fi
 # ushmem through its proxy thread: the same programs, every device call on
 # the ring.
@@ -405,6 +434,14 @@ row "device barrier vs NV barrier_all_on_stream (us)" "$(val dev_latency ushmem 
     "$(val dev_latency nvshmem barrier_stream)" -
 row "device barrier vs NVSHMEM device barrier (us)" "$(val dev_latency ushmem barrier)" \
     "$(val dev_latency nvshmem barrier)" -
+if want sycl; then
+    row "SYCL put 64 MiB vs ushmem CUDA kernel (GB/s)" \
+        "$(val sycl_put_bw_work_group ushmem $mib64)" "$(val dev_put_bw_block ushmem $mib64)" -
+    row "SYCL put 1 MiB vs ushmem CUDA kernel (GB/s)" \
+        "$(val sycl_put_bw_work_group ushmem 1048576)" "$(val dev_put_bw_block ushmem 1048576)" -
+    row "SYCL long_p vs ushmem CUDA kernel (us)" \
+        "$(val sycl_latency ushmem p)" "$(val dev_latency ushmem p)" -
+fi
 row "alltoall busbw 64 MiB vs NCCL (GB/s)" "$(val dev_alltoall ushmem $mib64)" \
     "$(val nccl_alltoall nccl $mib64)" ">=1.0"
 row "alltoall busbw 1 GiB vs NCCL (GB/s)" "$(val dev_alltoall ushmem $gib1)" \

@@ -381,28 +381,19 @@ if want sycl; then
         done
         expect "sycl_device_api_ring -n 2, proxy (values in the ring)" 0 'every check passed' 'FAIL' -- \
             "${syrun[@]}" USHMEM_DEVICE_ROUTE=proxy "${oshrun[@]}" -n 2 "$sy/bin/sycl_device_api_ring"
-        # The SYCL benchmark beside the CUDA kernel of the same shape, same run.
+        # The SYCL benchmark beside ushmem's CUDA kernels of the same shape,
+        # same run (scripts/gpu_bench.sh, part sycl).
         if [ "$ngpus" -ge 2 ]; then
-            bd=$build/test/perf/cuda
-            run_to "$logs/sycl_bw.txt" "${syrun[@]}" "${oshrun[@]}" -n 2 "$sy/bin/sycl_bench" --op put \
-                --groups 32 --items 1024 --min-size 8 --max-size 67108864
-            run_to "$logs/cuda_bw.txt" "${oshrun[@]}" -n 2 "$bd/dev_put_bw" --scope block --blocks 32 \
-                --threads 1024 --min-size 8 --max-size 67108864
-            run_to "$logs/sycl_p.txt" "${syrun[@]}" "${oshrun[@]}" -n 2 "$sy/bin/sycl_bench" --op p
-            run_to "$logs/cuda_p.txt" "${oshrun[@]}" -n 2 "$bd/dev_latency" --op p
-            say "SYCL kernel vs CUDA kernel, same run (put: 32 work-groups/blocks x 1024):"
-            say "$(printf '%-12s %12s %12s %7s' size sycl_GB/s cuda_GB/s ratio)"
-            join -t, <(grep -E '^[0-9]+,' "$logs/sycl_bw.txt" | sort -t, -k1,1) \
-                <(grep -E '^[0-9]+,' "$logs/cuda_bw.txt" | sort -t, -k1,1) | sort -t, -k1,1n |
-                awk -F, '{ printf "%-12s %12.3f %12.3f %7.2f\n", $1, $2, $3, ($3 > 0 ? $2 / $3 : 0) }' |
-                tee -a "$log"
-            sp=$(awk -F, '$1 == "p" { print $2 }' "$logs/sycl_p.txt")
-            cp_=$(awk -F, '$1 == "p" { print $2 }' "$logs/cuda_p.txt")
-            say "p ping-pong half round trip: sycl ${sp:-?} us, cuda ${cp_:-?} us"
-            if grep -q '^67108864,' "$logs/sycl_bw.txt" && [ -n "$sp" ] && ! grep -q FAIL "$logs/sycl_bw.txt"; then
-                record "sycl_bench put and p, beside dev_put_bw and dev_latency" PASS
+            say "\$ PARTS=sycl scripts/gpu_bench.sh $logs/sycl_bench"
+            BUILD_DIR=$build PARTS=sycl SYCL_GPU_DIR=$root/$sy timeout 300 \
+                bash scripts/gpu_bench.sh "$logs/sycl_bench" >"$logs/sycl_bench.txt" 2>&1
+            grep -E '^metric|^SYCL' "$logs/sycl_bench.txt" | tee -a "$log"
+            if grep -Eq '^SYCL put 64 MiB[^|]*\| *[0-9.]+ *\| *[0-9.]+' "$logs/sycl_bench.txt" &&
+               grep -Eq '^SYCL long_p[^|]*\| *[0-9.]+ *\| *[0-9.]+' "$logs/sycl_bench.txt" &&
+               ! grep -q FAIL "$logs/sycl_bench"/sycl_*_ushmem.txt; then
+                record "sycl_bench put and p beside the CUDA kernels (gpu_bench.sh part sycl)" PASS
             else
-                record "sycl_bench put and p, beside dev_put_bw and dev_latency" FAIL
+                record "sycl_bench put and p beside the CUDA kernels (gpu_bench.sh part sycl)" FAIL
             fi
         fi
     else

@@ -58,8 +58,13 @@ static int parse(int argc, char **argv, options *o)
                                  strcmp(a, "--min-size") == 0 || strcmp(a, "--max-size") == 0 ||
                                  strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0)) {
             long long n = strtoll(v, &end, 10);
-            if (end == v || *end != '\0' || n < 0)
+            /* Sizes may end in K, M or G (powers of 1024), as the CUDA ones. */
+            int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+            if (shift != 0)
+                end++;
+            if (end == v || *end != '\0' || n < 0 || n > (1ll << 40))
                 return -1;
+            n <<= shift;
             if (strcmp(a, "--groups") == 0)
                 o->groups = (size_t)n;
             else if (strcmp(a, "--items") == 0)
@@ -201,8 +206,11 @@ static int bench_p(sycl::queue &q, const options &o, int me)
 int main(int argc, char **argv)
 {
     options o;
-    if (parse(argc, argv, &o) != 0)
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: sycl_bench [--op put|p] [--groups N] [--items N] [--min-size B] "
+                        "[--max-size B] [--iters N] [--warmup N] (sizes may end in K, M, G)\n");
         return 2;
+    }
     shmem_init();
     int me = shmem_my_pe(), rc = 0;
     if (shmem_n_pes() < 2) {
