@@ -250,6 +250,10 @@ want latency && bench dev_latency dev_latency 120 512M 268435456 "${lat_args[@]}
 # 1 GiB: 278 GB/s at 32 blocks, 315 at 64, 341 at 132).
 want alltoall && bench dev_alltoall dev_alltoall 150 3G 3221225472 \
     --blocks sms --threads 1024 "${a2a_args[@]}"
+# The same from the host's alltoallmem_on_stream: ushmem's copy engines
+# (no SM busy), NVSHMEM's own kernel.
+want alltoall && bench dev_alltoall dev_alltoall_stream 150 3G 3221225472 \
+    --on-stream --min-size 64M --max-size 1G --iters 10 --warmup 2
 # scopes: the put at thread, warp and block scope from 1 to 132 blocks, and
 # the host's putmem_on_stream (the copy engine, no kernel), each beside
 # NVSHMEM; csv/dev_put_bw_SCOPE_IMPL-bBLOCKS.csv.
@@ -446,6 +450,10 @@ row "alltoall busbw 64 MiB vs NCCL (GB/s)" "$(val dev_alltoall ushmem $mib64)" \
     "$(val nccl_alltoall nccl $mib64)" ">=1.0"
 row "alltoall busbw 1 GiB vs NCCL (GB/s)" "$(val dev_alltoall ushmem $gib1)" \
     "$(val nccl_alltoall nccl $gib1)" ">=1.0"
+row "alltoall_on_stream busbw 1 GiB vs NCCL (GB/s)" "$(val dev_alltoall_stream ushmem $gib1)" \
+    "$(val nccl_alltoall nccl $gib1)" -
+row "alltoall_on_stream busbw 1 GiB vs NVSHMEM's" "$(val dev_alltoall_stream ushmem $gib1)" \
+    "$(val dev_alltoall_stream nvshmem $gib1)" -
 row "alltoall busbw 64 MiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $mib64)" \
     "$(val dev_alltoall nvshmem $mib64)" -
 row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $gib1)" \

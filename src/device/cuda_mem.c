@@ -543,6 +543,91 @@ ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *strea
     return USHMEM_OK;
 }
 
+/* A stream of its own for each such copy (created here, released once its
+ * work is done): one stream shared by every caller would chain unrelated
+ * streams' copies, and a program's own waits between those streams could
+ * then close a cycle. Meant for copies large enough (a collective's share
+ * of megabytes) that creating a stream costs little beside them. */
+struct cuda_beside {
+    CUstream side;
+    CUevent done;
+};
+
+ushmem_status_t ushmemi_cuda_stream_copy_beside(struct ushmemi_device *dev, void *stream,
+                                                void *dst, const void *src, size_t len,
+                                                void **join_p)
+{
+    *join_p = NULL;
+    ushmem_status_t status = ushmemi_cuda_current(dev, "stream copy beside");
+    if (status != USHMEM_OK)
+        return status;
+    struct cuda_beside *b = calloc(1, sizeof(*b));
+    CUevent fork = NULL;
+    const char *what = "calloc";
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (b == NULL)
+        goto fail;
+    what = "cuStreamCreate";
+    r = ushmemi_cu.cuStreamCreate(&b->side, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    what = "cuEventCreate";
+    r = ushmemi_cu.cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS)
+        r = ushmemi_cu.cuEventCreate(&b->done, CU_EVENT_DISABLE_TIMING);
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    what = "cuEventRecord/cuStreamWaitEvent (fork)";
+    r = ushmemi_cu.cuEventRecord(fork, (CUstream)stream);
+    if (r == CUDA_SUCCESS)
+        r = ushmemi_cu.cuStreamWaitEvent(b->side, fork, 0);
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    what = "cuMemcpyAsync";
+    r = ushmemi_cu.cuMemcpyAsync(as_devptr(dst), as_devptr(src), len, b->side);
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    what = "cuEventRecord (done)";
+    r = ushmemi_cu.cuEventRecord(b->done, b->side);
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    ushmemi_cu.cuEventDestroy(fork);
+    *join_p = b;
+    return USHMEM_OK;
+fail:
+    status = ushmemi_cuda_fail(what, r, "dst %p, src %p, %zu bytes beside stream %p", dst, src,
+                               len, stream);
+    if (fork != NULL)
+        ushmemi_cu.cuEventDestroy(fork);
+    if (b != NULL) {
+        if (b->done != NULL)
+            ushmemi_cu.cuEventDestroy(b->done);
+        if (b->side != NULL)
+            ushmemi_cu.cuStreamDestroy(b->side);
+        free(b);
+    }
+    return status;
+}
+
+/* The stream waits for the copy; the side stream and its event are let go
+ * (the driver frees them once the work queued on them is done). */
+ushmem_status_t ushmemi_cuda_stream_join(struct ushmemi_device *dev, void *stream, void *join)
+{
+    struct cuda_beside *b = join;
+    ushmem_status_t status = ushmemi_cuda_current(dev, "stream join");
+    CUresult r = CUDA_SUCCESS;
+    if (status == USHMEM_OK) {
+        r = ushmemi_cu.cuStreamWaitEvent((CUstream)stream, b->done, 0);
+        if (r != CUDA_SUCCESS)
+            status = ushmemi_cuda_fail("cuStreamWaitEvent", r, "stream %p, the copy beside it",
+                                       stream);
+    }
+    ushmemi_cu.cuEventDestroy(b->done);
+    ushmemi_cu.cuStreamDestroy(b->side);
+    free(b);
+    return status;
+}
+
 ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *stream,
                                             uint64_t *addr, uint64_t value)
 {

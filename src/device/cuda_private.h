@@ -229,6 +229,10 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);
+ushmem_status_t ushmemi_cuda_stream_copy_beside(struct ushmemi_device *dev, void *stream,
+                                                void *dst, const void *src, size_t len,
+                                                void **join_p);
+ushmem_status_t ushmemi_cuda_stream_join(struct ushmemi_device *dev, void *stream, void *join);
 ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *stream,
                                             uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *stream,

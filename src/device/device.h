@@ -180,6 +180,13 @@ struct ushmemi_device_ops {
      * answer ERR_UNSUPPORTED. */
     ushmem_status_t (*stream_copy)(struct ushmemi_device *dev, void *stream, void *dst,
                                    const void *src, size_t len);
+    /* Optional (NULL: stream_copy, in the stream's order): the same copy
+     * beside the stream, starting after what the stream holds so far and
+     * running alongside what is queued on it next, until stream_join queues
+     * the stream's wait for it; *join_p goes to stream_join exactly once. */
+    ushmem_status_t (*stream_copy_beside)(struct ushmemi_device *dev, void *stream, void *dst,
+                                          const void *src, size_t len, void **join_p);
+    ushmem_status_t (*stream_join)(struct ushmemi_device *dev, void *stream, void *join);
     ushmem_status_t (*stream_write64)(struct ushmemi_device *dev, void *stream, uint64_t *addr,
                                       uint64_t value);
     ushmem_status_t (*stream_wait64)(struct ushmemi_device *dev, void *stream,

@@ -365,17 +365,37 @@ USHMEMI_API void shmemx_sync_all_on_stream(CUstream stream)
     world_barrier_on_stream("shmemx_sync_all_on_stream", stream);
 }
 
+/* Below this many bytes per member, a collective's copy to its own PE
+ * stays in the stream's order: a stream of its own for it costs more than
+ * running it beside the others would save. */
+#define STREAM_BESIDE_MIN ((size_t)8 << 20)
+
 /* Copies src + member * src_stride to dest + offset on every member,
- * starting with the next one. */
+ * starting with the next one. A large copy to this PE itself (a local copy,
+ * on another copy engine than the link's) runs beside the stream while the
+ * others go out, and the stream waits for it at the end. */
 static void put_to_all(const char *call, const struct ushmemi_coll_set *set, void *dest,
                        size_t offset, const void *src, size_t nbytes, size_t src_stride,
                        CUstream stream)
 {
+    const struct ushmemi_device_ops *ops = ushmemi_g.dev_ops;
+    void *join = NULL;
+
+    if (nbytes >= STREAM_BESIDE_MIN && set->size > 1 && ops->stream_copy_beside != NULL) {
+        void *self = mapped(call, (char *)dest + offset, nbytes, ushmemi_g.my_pe);
+        check(call, ops->stream_copy_beside(ushmemi_g.dev, stream_of(stream), self,
+                                            (const char *)src + (size_t)set->me * src_stride,
+                                            nbytes, &join));
+    }
     for (int i = 1; i <= set->size && nbytes > 0; i++) {
         int member = (set->me + i) % set->size, pe = ushmemi_coll_world_pe(set, member);
+        if (member == set->me && join != NULL)
+            continue;
         stream_put(call, stream, (char *)dest + offset,
                    (const char *)src + (size_t)member * src_stride, nbytes, pe);
     }
+    if (join != NULL)
+        check(call, ops->stream_join(ushmemi_g.dev, stream_of(stream), join));
 }
 
 /* nbytes times the team size, checked for overflow. */

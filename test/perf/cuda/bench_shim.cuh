@@ -320,6 +320,22 @@ __device__ static inline void B_barrier_all(void)
     B_STD(barrier_all)();
 }
 
+/* The world's alltoall of nbytes per PE pair, queued on a stream by the
+ * host (no kernel of the program's: ushmem's copies, NVSHMEM's own kernel). */
+static inline void bench_alltoall_on_stream(void *dest, const void *src, size_t nbytes,
+                                            cudaStream_t stream)
+{
+#if defined(BENCH_NVSHMEM)
+    int rc = nvshmemx_alltoallmem_on_stream(NVSHMEM_TEAM_WORLD, dest, src, nbytes, stream);
+#else
+    int rc = shmemx_alltoallmem_on_stream(SHMEM_TEAM_WORLD, dest, src, nbytes, (CUstream)stream);
+#endif
+    if (rc != 0) {
+        fprintf(stderr, "PE %d: alltoallmem_on_stream returned %d\n", bench_pe, rc);
+        bench_abort(1);
+    }
+}
+
 /* Completes the non-blocking operations of every thread of the block; all
  * threads call it. NVSHMEM's perftests have one thread quiet after a block
  * sync, which is what ushmemx_quiet_block does. */

@@ -9,13 +9,18 @@
  * the kernel ends.
  *
  *   dev_alltoall [--blocks B|sms] [--threads T] [--min-size S] [--max-size S]
- *                [--iters N] [--warmup N]
+ *                [--iters N] [--warmup N] [--on-stream]
+ *
+ * --on-stream runs the host's alltoallmem_on_stream instead of the kernel
+ * (ushmem: copy-engine copies, its own share beside the others from 8 MiB
+ * per pair; NVSHMEM: its own kernel), on one stream, timed the same way.
  *
  * Sizes S are the bytes each PE sends in all (its send buffer, nccl-tests'
  * "size"), doubling from --min-size to --max-size. Before timing, each size
  * is run once and every byte received is checked on every PE; a wrong byte
  * prints FAIL and every PE exits 1. PE 0 prints CSV as scripts/plot_perf.py
- * reads it: "# dev_alltoall,<impl>,<pes>", then
+ * reads it: "# dev_alltoall,<impl>,<pes>" (dev_alltoall_stream with
+ * --on-stream), then
  * "size,busbw_gbs,algbw_gbs,time_us" with algbw = S / time and
  * busbw = algbw * (npes - 1) / npes, as nccl-tests define them for
  * alltoall. */
@@ -28,6 +33,7 @@ struct opts {
     size_t max_size;
     long iters;
     long warmup;
+    int on_stream;
 };
 
 /* arrived counts blocks over all launches; launch `epoch` (from 1) is
@@ -94,6 +100,7 @@ static void usage(FILE *f)
             "  --max-size S    largest total bytes per PE (default 1G)\n"
             "  --iters N       timed alltoalls per size (default 20)\n"
             "  --warmup N      untimed alltoalls before them (default 5)\n"
+            "  --on-stream     the host's alltoallmem_on_stream, no kernel of this program's\n"
             "The symmetric heap must hold 2 x max-size plus a little.\n");
 }
 
@@ -106,6 +113,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->max_size = BENCH_GIB;
     o->iters = 20;
     o->warmup = 5;
+    o->on_stream = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int bad = 0;
@@ -131,6 +139,8 @@ static int parse(int argc, char **argv, struct opts *o)
             bad = bench_parse_count(v, &o->iters) != 0 || o->iters < 1;
         } else if ((v = bench_opt(argc, argv, &i, "--warmup")) != NULL) {
             bad = bench_parse_count(v, &o->warmup) != 0;
+        } else if (strcmp(argv[i], "--on-stream") == 0) {
+            o->on_stream = 1;
         } else {
             bad = 1;
             v = argv[i];
@@ -148,6 +158,20 @@ static int parse(int argc, char **argv, struct opts *o)
     return -1;
 }
 
+/* One alltoall of chunk bytes per pair on the stream: the kernel, or the
+ * host's on-stream call. */
+static void one_alltoall(const struct opts *o, dim3 grid, dim3 block, void **args,
+                         unsigned *epoch, char *recv, const char *send, size_t chunk,
+                         cudaStream_t stream)
+{
+    if (o->on_stream) {
+        bench_alltoall_on_stream(recv, send, chunk, stream);
+        return;
+    }
+    (*epoch)++;
+    bench_launch((const void *)alltoall_kernel, grid, block, args, stream, 1);
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -157,6 +181,7 @@ int main(int argc, char **argv)
     unsigned int *arrived, epoch = 0;
     unsigned long long *bad_d;
     cudaEvent_t start, stop;
+    cudaStream_t stream;
     unsigned salt = 0;
 
     if (rc >= 0)
@@ -173,6 +198,7 @@ int main(int argc, char **argv)
     BENCH_CUDA(cudaMalloc((void **)&bad_d, sizeof(*bad_d)));
     BENCH_CUDA(cudaEventCreate(&start));
     BENCH_CUDA(cudaEventCreate(&stop));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     BENCH_CUDA(cudaDeviceSynchronize());
 
     if (o.blocks == 0) {
@@ -182,11 +208,17 @@ int main(int argc, char **argv)
         o.blocks = sms;
     }
     if (me == 0) {
-        printf("# dev_alltoall,%s,%d\n", BENCH_IMPL, npes);
+        printf("# %s,%s,%d\n", o.on_stream ? "dev_alltoall_stream" : "dev_alltoall", BENCH_IMPL,
+               npes);
         printf("size,busbw_gbs,algbw_gbs,time_us\n");
-        printf("# putmem_nbi_block per block and peer, %ld blocks x %ld threads, quiet, "
-               "barrier_all; %ld iterations after %ld warm-up\n",
-               o.blocks, o.threads, o.iters, o.warmup);
+        if (o.on_stream)
+            printf("# alltoallmem_on_stream from the host, one stream; %ld iterations after %ld "
+                   "warm-up\n",
+                   o.iters, o.warmup);
+        else
+            printf("# putmem_nbi_block per block and peer, %ld blocks x %ld threads, quiet, "
+                   "barrier_all; %ld iterations after %ld warm-up\n",
+                   o.blocks, o.threads, o.iters, o.warmup);
         fflush(stdout);
     }
 
@@ -211,8 +243,7 @@ int main(int argc, char **argv)
         BENCH_CUDA(cudaMemset(recv, 0, moved));
         BENCH_CUDA(cudaDeviceSynchronize());
         bench_barrier_all();
-        epoch++;
-        bench_launch((const void *)alltoall_kernel, grid, block, args, 0, 1);
+        one_alltoall(&o, grid, block, args, &epoch, recv, send, chunk, stream);
         BENCH_CUDA(cudaDeviceSynchronize());
         BENCH_CUDA(cudaMemset(bad_d, 0, sizeof(*bad_d)));
         check_kernel<<<512, 256>>>((const uint64_t *)recv, chunk / 8, me, npes, salt, bad_d);
@@ -228,18 +259,14 @@ int main(int argc, char **argv)
             break;
         }
 
-        for (long i = 0; i < o.warmup; i++) {
-            epoch++;
-            bench_launch((const void *)alltoall_kernel, grid, block, args, 0, 1);
-        }
+        for (long i = 0; i < o.warmup; i++)
+            one_alltoall(&o, grid, block, args, &epoch, recv, send, chunk, stream);
         BENCH_CUDA(cudaDeviceSynchronize());
         bench_barrier_all();
-        BENCH_CUDA(cudaEventRecord(start, 0));
-        for (long i = 0; i < o.iters; i++) {
-            epoch++;
-            bench_launch((const void *)alltoall_kernel, grid, block, args, 0, 1);
-        }
-        BENCH_CUDA(cudaEventRecord(stop, 0));
+        BENCH_CUDA(cudaEventRecord(start, stream));
+        for (long i = 0; i < o.iters; i++)
+            one_alltoall(&o, grid, block, args, &epoch, recv, send, chunk, stream);
+        BENCH_CUDA(cudaEventRecord(stop, stream));
         BENCH_CUDA(cudaEventSynchronize(stop));
         BENCH_CUDA(cudaGetLastError());
         BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
@@ -256,6 +283,7 @@ int main(int argc, char **argv)
 
     BENCH_CUDA(cudaEventDestroy(start));
     BENCH_CUDA(cudaEventDestroy(stop));
+    BENCH_CUDA(cudaStreamDestroy(stream));
     BENCH_CUDA(cudaFree(bad_d));
     BENCH_CUDA(cudaFree(arrived));
     bench_free(counts);

@@ -224,8 +224,11 @@ int main(int argc, char **argv)
     npes = shmem_n_pes();
     cudaStream_t st;
     CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    const size_t sizes[] = {1, 4097, (1 << 20) + 3};
-    size_t maxn = sizes[2];
+    /* The last is past the size from which a collective's own share runs
+     * beside the stream (src/host/stream.c, 8 MiB). */
+    const size_t sizes[] = {1, 4097, (1 << 20) + 3, (8 << 20) + 3};
+    const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
+    size_t maxn = sizes[nsizes - 1];
     unsigned char *src = (unsigned char *)shmem_malloc(maxn * npes);
     unsigned char *dst = (unsigned char *)shmem_malloc(maxn * npes);
     long *slots = (long *)shmem_calloc(npes, sizeof(long));
@@ -257,7 +260,7 @@ int main(int argc, char **argv)
     if (verbose)
         printf("PE %d: barrier on stream: %d stale of 200\n", me, nerr);
 
-    for (size_t s = 0; s < 3; s++) {
+    for (size_t s = 0; s < nsizes; s++) {
         size_t n = sizes[s];
         round++;
         /* put to next, get from prev */
