@@ -39,7 +39,7 @@ fi
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" -Dsycl="$acpp" >/dev/null
 fi
-ninja -C "$build" src/host/libushmem.so.0.1.0 >/dev/null
+meson compile -C "$build" ushmem:shared_library >/dev/null
 [ -x "$build/tools/oshsycl" ] || { echo "build-sycl-gpu: $build has no tools/oshsycl" >&2; exit 2; }
 
 rm -rf "$out"
