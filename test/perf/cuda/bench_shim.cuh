@@ -320,6 +320,11 @@ __device__ static inline void B_barrier_all(void)
     B_STD(barrier_all)();
 }
 
+__device__ static inline void B_sync_all(void)
+{
+    B_STD(sync_all)();
+}
+
 /* The world's alltoall of nbytes per PE pair, queued on a stream by the
  * host (no kernel of the program's: ushmem's copies, NVSHMEM's own kernel). */
 static inline void bench_alltoall_on_stream(void *dest, const void *src, size_t nbytes,

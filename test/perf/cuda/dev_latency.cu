@@ -8,6 +8,7 @@
  *   signal          putmem_signal (8 bytes, signal add) ping-pong with
  *                   signal_wait_until; half the round trip
  *   barrier         device barrier_all, every PE, per barrier
+ *   sync            device sync_all (orders, does not complete), likewise
  *   barrier_stream  barrier_all_on_stream issued from a host loop, per
  *                   barrier (NVSHMEM; ushmem only where it declares
  *                   shmemx_barrier_all_on_stream, else "n/a")
@@ -23,9 +24,16 @@
  *   raw_launch      an empty one-warp kernel launched from a host loop, per
  *                   launch: what barrier_stream costs at least where the
  *                   library launches a kernel per call (both do)
+ *   raw_barrier     the device barrier as one round of plain memory
+ *                   operations in a 1-thread kernel on every PE: a system
+ *                   fence, a relaxed store of the barrier's count into this
+ *                   PE's flag on every other PE, an acquire poll of every
+ *                   other PE's flag here
  *
- *   dev_latency [--op p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch]
- *               [--iters N] [--warmup N]
+ *   dev_latency [--op LIST] [--iters N] [--warmup N] [--reps R]
+ *
+ * --reps times every op R times (each from zeroed words, with its warm-up)
+ * and prints the median, with the lowest and highest in a comment.
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
  * scripts/plot_perf.py reads it: "# dev_latency,<impl>,<pes>", then
@@ -36,7 +44,9 @@
 #include <cuda/atomic>
 #include <time.h>
 
-#define OP_LIST "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch"
+#define OP_LIST \
+    "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier,sync"
+#define MAX_REPS 99
 #define ITERS_P2P 10000
 #define ITERS_BARRIER 1000
 
@@ -47,6 +57,7 @@ struct sym {
     unsigned long long *ctr; /* fadd: the counter */
     uint64_t *sig;           /* signal: the signal word */
     long *data;              /* signal: [0] is written by the peer's put, [1] is sent */
+    unsigned long long *bflags; /* raw_barrier: word p is PE p's count */
     long *counts;            /* bench_total_errors */
 };
 
@@ -153,6 +164,18 @@ __global__ void barrier_kernel(long warmup, long iters, unsigned long long *ns)
     *ns = bench_clock_ns() - t0;
 }
 
+__global__ void sync_kernel(long warmup, long iters, unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    for (long i = 0; i < warmup + iters; i++) {
+        if (i == warmup)
+            t0 = bench_clock_ns();
+        B_sync_all();
+    }
+    *ns = bench_clock_ns() - t0;
+}
+
 /* ---- the floor: the same loops as plain memory operations on the peer's
  * address, the library only asked for that address ---- */
 
@@ -248,6 +271,40 @@ __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warm
     *bad = wrong;
 }
 
+/* Every PE: one round, as ushmem's device barrier up to 16 PEs is. The
+ * fence orders what came before (here, the last round's stores) and each
+ * count is a relaxed store after it. */
+__global__ void raw_barrier_kernel(unsigned long long *bflags, int me, int npes, long warmup,
+                                   long iters, unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+
+    for (long i = 1; i <= warmup + iters; i++) {
+        if (i == warmup + 1)
+            t0 = bench_clock_ns();
+        __threadfence_system();
+        for (int d = 1; d < npes; d++) {
+            unsigned long long *peer = (unsigned long long *)peer_ptr(bflags, (me + d) % npes);
+            sys_ull(peer[me]).store((unsigned long long)i, cuda::memory_order_relaxed);
+        }
+        for (int pe = 0; pe < npes; pe++)
+            while (pe != me &&
+                   sys_ull(bflags[pe]).load(cuda::memory_order_acquire) < (unsigned long long)i)
+                ;
+    }
+    *ns = bench_clock_ns() - t0;
+}
+
+/* *unreached: how many other PEs' flags this PE has no address of. */
+__global__ void reach_kernel(unsigned long long *bflags, int me, int npes, long *unreached)
+{
+    long n = 0;
+
+    for (int pe = 0; pe < npes; pe++)
+        n += pe != me && peer_ptr(bflags, pe) == NULL;
+    *unreached = n;
+}
+
 /* Whether this build has a stream-ordered barrier. */
 static int have_barrier_stream(void)
 {
@@ -314,17 +371,30 @@ static void usage(FILE *f)
             "usage: dev_latency [options]\n"
             "  --op LIST     comma-separated ops from " OP_LIST " (default all)\n"
             "  --iters N     timed iterations of every op (default %d, barriers %d)\n"
-            "  --warmup N    untimed iterations first (default a tenth of the iterations)\n",
-            ITERS_P2P, ITERS_BARRIER);
+            "  --warmup N    untimed iterations first (default a tenth of the iterations)\n"
+            "  --reps R      time every op R times (up to %d), print the median (default 1)\n",
+            ITERS_P2P, ITERS_BARRIER, MAX_REPS);
 }
 
-static const char *const op_names[] = {"p",       "g",           "fadd",  "signal",
-                                       "barrier", "barrier_stream", "raw_p", "raw_fadd",
-                                       "raw_signal", "raw_launch"};
-#define NOPS 10
+static const char *const op_names[] = {"p",          "g",          "fadd",       "signal",
+                                       "barrier",    "barrier_stream", "raw_p", "raw_fadd",
+                                       "raw_signal", "raw_launch", "raw_barrier", "sync"};
+#define NOPS 12
+#define OP_FADD 2
 #define OP_BARRIER 4
 #define OP_BARRIER_STREAM 5
+#define OP_RAW_FADD 7
+#define OP_RAW_SIGNAL 8
 #define OP_RAW_LAUNCH 9
+#define OP_RAW_BARRIER 10
+#define OP_SYNC 11
+
+/* Ops every PE takes part in, timed per operation. */
+static int is_barrier_op(int k)
+{
+    return k == OP_BARRIER || k == OP_BARRIER_STREAM || k == OP_RAW_LAUNCH ||
+           k == OP_RAW_BARRIER || k == OP_SYNC;
+}
 
 /* Sets want[op] for each op named in the comma-separated list; -1 on an
  * unknown name. */
@@ -349,14 +419,132 @@ static int parse_ops(const char *list, int *want)
     return 0;
 }
 
-int main(int argc, char **argv)
-{
-    int want[NOPS], me, npes, role, failed = 0;
-    long iters_opt = -1, warmup_opt = -1;
-    struct sym s;
-    unsigned long long *ns_d, ns = 0;
+/* What one timed run of an op needs. */
+struct run {
+    struct sym *s;
+    unsigned long long *ns_d;
     long *sink_d;
     cudaStream_t stream;
+    int me, npes, role;
+};
+
+/* One timed run of op k from zeroed words: sets *us (0 when the op has no
+ * address of a peer's heap here, n/a) and *host_us (stream ops); returns
+ * the number of wrong results this PE saw. */
+static long time_op(const struct run *r, int k, long warmup, long iters, double *us,
+                    double *host_us)
+{
+    struct sym *s = r->s;
+    unsigned long long ns = 0;
+    long bad = 0;
+    int role = r->role, me = r->me, npes = r->npes;
+    unsigned long long *ns_d = r->ns_d;
+    long *sink_d = r->sink_d;
+
+    BENCH_CUDA(cudaMemset(s->flag, 0, sizeof(long)));
+    BENCH_CUDA(cudaMemset(s->gvar, 0, sizeof(long)));
+    BENCH_CUDA(cudaMemset(s->ctr, 0, sizeof(unsigned long long)));
+    BENCH_CUDA(cudaMemset(s->sig, 0, sizeof(uint64_t)));
+    BENCH_CUDA(cudaMemset(s->data, 0, 2 * sizeof(long)));
+    BENCH_CUDA(cudaMemset(s->bflags, 0, (size_t)npes * sizeof(unsigned long long)));
+    BENCH_CUDA(cudaMemset(ns_d, 0, sizeof(*ns_d)));
+    BENCH_CUDA(cudaMemset(sink_d, 0, sizeof(*sink_d)));
+    BENCH_CUDA(cudaDeviceSynchronize());
+    bench_barrier_all();
+
+    *host_us = 0;
+    if (k == OP_RAW_BARRIER) {
+        /* Every PE must reach every other, or none runs the loop (n/a). */
+        long unreached = 0;
+        reach_kernel<<<1, 1>>>(s->bflags, me, npes, sink_d);
+        BENCH_CUDA(cudaGetLastError());
+        BENCH_CUDA(cudaMemcpy(&unreached, sink_d, sizeof(unreached), cudaMemcpyDeviceToHost));
+        if (bench_total_errors(s->counts, unreached) != 0) {
+            *us = 0;
+            return 0;
+        }
+    }
+    if (k == OP_BARRIER_STREAM) {
+        *us = time_stream_loop(barrier_on_stream, r->stream, warmup, iters, host_us);
+    } else if (k == OP_RAW_LAUNCH) {
+        *us = time_stream_loop(launch_empty, r->stream, warmup, iters, host_us);
+    } else {
+        void *args_p[] = {&s->flag, &role, &warmup, &iters, &ns_d};
+        void *args_g[] = {&s->gvar, &role, &warmup, &iters, &ns_d, &sink_d};
+        void *args_f[] = {&s->ctr, &role, &warmup, &iters, &ns_d, &sink_d};
+        void *args_s[] = {&s->sig, &s->data, &role, &warmup, &iters, &ns_d};
+        void *args_b[] = {&warmup, &iters, &ns_d};
+        void *args_rs[] = {&s->sig, &s->data, &role, &warmup, &iters, &ns_d, &sink_d};
+        void *args_rb[] = {&s->bflags, &me, &npes, &warmup, &iters, &ns_d};
+        static const void *const fns[NOPS] = {
+            (const void *)p_kernel,       (const void *)g_kernel,
+            (const void *)fadd_kernel,    (const void *)signal_kernel,
+            (const void *)barrier_kernel, NULL,
+            (const void *)raw_p_kernel,   (const void *)raw_fadd_kernel,
+            (const void *)raw_signal_kernel, NULL,
+            (const void *)raw_barrier_kernel, (const void *)sync_kernel};
+        void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,
+                             args_p, args_f, args_rs, NULL, args_rb, args_b};
+        /* Half a round trip for the ping-pongs, one operation otherwise. */
+        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1};
+
+        bench_launch(fns[k], dim3(1), dim3(1), args[k], r->stream, 1);
+        BENCH_CUDA(cudaStreamSynchronize(r->stream));
+        BENCH_CUDA(cudaMemcpy(&ns, ns_d, sizeof(ns), cudaMemcpyDeviceToHost));
+        *us = (double)ns / 1e3 / (double)iters / per_iter[k];
+    }
+    bench_barrier_all();
+
+    /* The raw signal's receivers count data that came late. */
+    if (k == OP_RAW_SIGNAL && role != ROLE_IDLE) {
+        long late = 0;
+        BENCH_CUDA(cudaMemcpy(&late, sink_d, sizeof(late), cudaMemcpyDeviceToHost));
+        if (late != 0) {
+            fprintf(stderr, "PE %d: raw_signal: %ld signals arrived before their data\n", me,
+                    late);
+            bad++;
+        }
+    }
+    /* Every fetch-add must have landed on PE 1 exactly once. */
+    if ((k == OP_FADD || k == OP_RAW_FADD) && me == 1) {
+        unsigned long long got = 0;
+        BENCH_CUDA(cudaMemcpy(&got, s->ctr, sizeof(got), cudaMemcpyDeviceToHost));
+        if (got != (unsigned long long)(warmup + iters)) {
+            fprintf(stderr, "PE 1: fadd counter is %llu, expected %ld\n", got, warmup + iters);
+            bad++;
+        }
+    }
+    /* Every other PE's count reached the last round here. */
+    if (k == OP_RAW_BARRIER && *us > 0) {
+        unsigned long long *f = (unsigned long long *)malloc((size_t)npes * sizeof(*f));
+        if (f == NULL) {
+            fprintf(stderr, "PE %d: out of memory\n", me);
+            bench_abort(1);
+        }
+        BENCH_CUDA(cudaMemcpy(f, s->bflags, (size_t)npes * sizeof(*f), cudaMemcpyDeviceToHost));
+        for (int pe = 0; pe < npes; pe++)
+            if (pe != me && f[pe] != (unsigned long long)(warmup + iters)) {
+                fprintf(stderr, "PE %d: raw_barrier: PE %d's count is %llu, expected %ld\n", me,
+                        pe, f[pe], warmup + iters);
+                bad++;
+            }
+        free(f);
+    }
+    return bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    int want[NOPS], failed = 0;
+    long iters_opt = -1, warmup_opt = -1, reps = 1;
+    struct sym s;
+    struct run r;
     const char *ops = OP_LIST;
 
     for (int i = 1; i < argc; i++) {
@@ -372,6 +560,8 @@ int main(int argc, char **argv)
             bad = bench_parse_count(v, &iters_opt) != 0 || iters_opt < 1;
         } else if ((v = bench_opt(argc, argv, &i, "--warmup")) != NULL) {
             bad = bench_parse_count(v, &warmup_opt) != 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--reps")) != NULL) {
+            bad = bench_parse_count(v, &reps) != 0 || reps < 1 || reps > MAX_REPS;
         } else {
             bad = 1;
             v = argv[i];
@@ -388,143 +578,96 @@ int main(int argc, char **argv)
     }
 
     bench_init(&argc, &argv);
-    me = bench_my_pe();
-    npes = bench_n_pes();
-    role = me == 0 ? ROLE_START : me == 1 ? ROLE_ANSWER : ROLE_IDLE;
+    r.me = bench_my_pe();
+    r.npes = bench_n_pes();
+    r.role = r.me == 0 ? ROLE_START : r.me == 1 ? ROLE_ANSWER : ROLE_IDLE;
+    r.s = &s;
 
     s.flag = (long *)bench_malloc(sizeof(long));
     s.gvar = (long *)bench_malloc(sizeof(long));
     s.ctr = (unsigned long long *)bench_malloc(sizeof(unsigned long long));
     s.sig = (uint64_t *)bench_malloc(sizeof(uint64_t));
     s.data = (long *)bench_malloc(2 * sizeof(long));
-    s.counts = (long *)bench_malloc((size_t)npes * sizeof(long));
-    BENCH_CUDA(cudaMalloc((void **)&ns_d, sizeof(*ns_d)));
-    BENCH_CUDA(cudaMalloc((void **)&sink_d, sizeof(*sink_d)));
-    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    s.bflags = (unsigned long long *)bench_malloc((size_t)r.npes * sizeof(unsigned long long));
+    s.counts = (long *)bench_malloc((size_t)r.npes * sizeof(long));
+    BENCH_CUDA(cudaMalloc((void **)&r.ns_d, sizeof(*r.ns_d)));
+    BENCH_CUDA(cudaMalloc((void **)&r.sink_d, sizeof(*r.sink_d)));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
 
-    if (me == 0) {
-        printf("# dev_latency,%s,%d\n", BENCH_IMPL, npes);
+    if (r.me == 0) {
+        printf("# dev_latency,%s,%d\n", BENCH_IMPL, r.npes);
         printf("op,latency_us\n");
         fflush(stdout);
     }
 
     for (int k = 0; k < NOPS && !failed; k++) {
-        int barrier_op = k == OP_BARRIER || k == OP_BARRIER_STREAM || k == OP_RAW_LAUNCH;
-        long iters = iters_opt > 0 ? iters_opt : barrier_op ? ITERS_BARRIER : ITERS_P2P;
+        long iters = iters_opt > 0 ? iters_opt : is_barrier_op(k) ? ITERS_BARRIER : ITERS_P2P;
         long warmup = warmup_opt >= 0 ? warmup_opt : iters / 10;
         long bad = 0;
-        double us = 0, host_us = 0;
-        const char *how = "";
+        double us[MAX_REPS], host_us[MAX_REPS];
+        static const char *const hows[NOPS] = {
+            "long_p ping-pong, half round trip", "long_g chained, per read",
+            "ulonglong_atomic_fetch_add chained, per op",
+            "putmem_signal 8 B ping-pong, half round trip",
+            "device barrier_all in a 1-thread kernel, per barrier",
+            "host loop of barrier_all_on_stream, per barrier",
+            "no library: relaxed store / relaxed poll ping-pong, half round trip",
+            "no library: atom.add.relaxed.sys chained, per op",
+            "no library: store, fence.sc.sys, red.relaxed.sys.add / acquire poll ping-pong, "
+            "half round trip",
+            "no library: host loop of empty one-warp kernel launches, per launch",
+            "no library: 1-thread kernel, fence.sc.sys, relaxed store to every other PE, "
+            "acquire poll, per barrier",
+            "device sync_all in a 1-thread kernel, per sync"};
 
         if (!want[k])
             continue;
-        if (!barrier_op && npes < 2) {
-            if (me == 0)
+        if (!is_barrier_op(k) && r.npes < 2) {
+            if (r.me == 0)
                 printf("# %s: n/a (needs 2 PEs)\n", op_names[k]);
             continue;
         }
         if (k == OP_BARRIER_STREAM && !have_barrier_stream()) {
-            if (me == 0)
+            if (r.me == 0)
                 printf("# %s: n/a (%s has no shmemx_barrier_all_on_stream)\n", op_names[k],
                        BENCH_IMPL);
             continue;
         }
-
-        /* Every op starts from zeroed words on every PE. */
-        BENCH_CUDA(cudaMemset(s.flag, 0, sizeof(long)));
-        BENCH_CUDA(cudaMemset(s.gvar, 0, sizeof(long)));
-        BENCH_CUDA(cudaMemset(s.ctr, 0, sizeof(unsigned long long)));
-        BENCH_CUDA(cudaMemset(s.sig, 0, sizeof(uint64_t)));
-        BENCH_CUDA(cudaMemset(s.data, 0, 2 * sizeof(long)));
-        BENCH_CUDA(cudaMemset(ns_d, 0, sizeof(*ns_d)));
-        BENCH_CUDA(cudaDeviceSynchronize());
-        bench_barrier_all();
-
-        if (k == OP_BARRIER_STREAM) {
-            us = time_stream_loop(barrier_on_stream, stream, warmup, iters, &host_us);
-            how = "host loop of barrier_all_on_stream, per barrier";
-        } else if (k == OP_RAW_LAUNCH) {
-            us = time_stream_loop(launch_empty, stream, warmup, iters, &host_us);
-            how = "no library: host loop of empty one-warp kernel launches, per launch";
-        } else {
-            void *args_p[] = {&s.flag, &role, &warmup, &iters, &ns_d};
-            void *args_g[] = {&s.gvar, &role, &warmup, &iters, &ns_d, &sink_d};
-            void *args_f[] = {&s.ctr, &role, &warmup, &iters, &ns_d, &sink_d};
-            void *args_s[] = {&s.sig, &s.data, &role, &warmup, &iters, &ns_d};
-            void *args_b[] = {&warmup, &iters, &ns_d};
-            void *args_rs[] = {&s.sig, &s.data, &role, &warmup, &iters, &ns_d, &sink_d};
-            static const void *const fns[NOPS] = {
-                (const void *)p_kernel,      (const void *)g_kernel,
-                (const void *)fadd_kernel,   (const void *)signal_kernel,
-                (const void *)barrier_kernel, NULL,
-                (const void *)raw_p_kernel,  (const void *)raw_fadd_kernel,
-                (const void *)raw_signal_kernel};
-            void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,
-                                 args_p, args_f, args_rs, NULL};
-            /* Half a round trip for the ping-pongs, one operation otherwise. */
-            static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0};
-            static const char *const hows[NOPS] = {
-                "long_p ping-pong, half round trip", "long_g chained, per read",
-                "ulonglong_atomic_fetch_add chained, per op",
-                "putmem_signal 8 B ping-pong, half round trip",
-                "device barrier_all in a 1-thread kernel, per barrier", NULL,
-                "no library: relaxed store / relaxed poll ping-pong, half round trip",
-                "no library: atom.add.relaxed.sys chained, per op",
-                "no library: store, fence.sc.sys, red.relaxed.sys.add / acquire poll ping-pong, "
-                "half round trip",
-                NULL};
-
-            BENCH_CUDA(cudaMemset(sink_d, 0, sizeof(*sink_d)));
-
-            bench_launch(fns[k], dim3(1), dim3(1), args[k], stream, 1);
-            BENCH_CUDA(cudaStreamSynchronize(stream));
-            BENCH_CUDA(cudaMemcpy(&ns, ns_d, sizeof(ns), cudaMemcpyDeviceToHost));
-            us = (double)ns / 1e3 / (double)iters / per_iter[k];
-            how = hows[k];
-        }
-        bench_barrier_all();
-
-        /* The raw signal's receivers count data that came late. */
-        if (k == 8 && role != ROLE_IDLE) {
-            long late = 0;
-            BENCH_CUDA(cudaMemcpy(&late, sink_d, sizeof(late), cudaMemcpyDeviceToHost));
-            if (late != 0) {
-                fprintf(stderr, "PE %d: raw_signal: %ld signals arrived before their data\n",
-                        me, late);
-                bad = 1;
-            }
-        }
-        /* Every fetch-add must have landed on PE 1 exactly once. */
-        if ((k == 2 || k == 7) && me == 1) {
-            unsigned long long got = 0;
-            BENCH_CUDA(cudaMemcpy(&got, s.ctr, sizeof(got), cudaMemcpyDeviceToHost));
-            if (got != (unsigned long long)(warmup + iters)) {
-                fprintf(stderr, "PE 1: fadd counter is %llu, expected %ld\n", got,
-                        warmup + iters);
-                bad = 1;
-            }
-        }
+        for (long rep = 0; rep < reps; rep++)
+            bad += time_op(&r, k, warmup, iters, &us[rep], &host_us[rep]);
         if (bench_total_errors(s.counts, bad) != 0) {
             failed = 1;
-            if (me == 0)
+            if (r.me == 0)
                 printf("FAIL: %s\n", op_names[k]);
-        } else if (me == 0 && k > OP_BARRIER_STREAM && k != OP_RAW_LAUNCH && ns == 0) {
-            printf("# %s: n/a (%s's ptr gives no address of PE 1's heap here)\n", op_names[k],
-                   BENCH_IMPL);
-        } else if (me == 0) {
-            printf("# %s: %s, %ld iterations after %ld warm-up\n", op_names[k], how, iters,
+        } else if (r.me == 0 && us[0] == 0) {
+            printf("# %s: n/a (%s's ptr gives no address of a peer's heap here)\n",
+                   op_names[k], BENCH_IMPL);
+        } else if (r.me == 0) {
+            double lo, hi, med, host_med;
+            qsort(us, (size_t)reps, sizeof(us[0]), cmp_double);
+            qsort(host_us, (size_t)reps, sizeof(host_us[0]), cmp_double);
+            lo = us[0];
+            hi = us[reps - 1];
+            med = reps % 2 ? us[reps / 2] : (us[reps / 2 - 1] + us[reps / 2]) / 2;
+            host_med = reps % 2 ? host_us[reps / 2]
+                                : (host_us[reps / 2 - 1] + host_us[reps / 2]) / 2;
+            printf("# %s: %s, %ld iterations after %ld warm-up", op_names[k], hows[k], iters,
                    warmup);
-            printf("%s,%.3f\n", op_names[k], us);
+            if (reps > 1)
+                printf("; median of %ld runs, lowest %.3f, highest %.3f", reps, lo, hi);
+            printf("\n%s,%.3f\n", op_names[k], med);
             if (k == OP_BARRIER_STREAM || k == OP_RAW_LAUNCH)
-                printf("# %s: the host took %.3f us to issue each call\n", op_names[k], host_us);
+                printf("# %s: the host took %.3f us to issue each call%s\n", op_names[k],
+                       host_med, reps > 1 ? " (median)" : "");
             fflush(stdout);
         }
     }
 
-    BENCH_CUDA(cudaStreamDestroy(stream));
-    BENCH_CUDA(cudaFree(sink_d));
-    BENCH_CUDA(cudaFree(ns_d));
+    BENCH_CUDA(cudaStreamDestroy(r.stream));
+    BENCH_CUDA(cudaFree(r.sink_d));
+    BENCH_CUDA(cudaFree(r.ns_d));
     bench_free(s.counts);
+    bench_free(s.bflags);
     bench_free(s.data);
     bench_free(s.sig);
     bench_free(s.ctr);

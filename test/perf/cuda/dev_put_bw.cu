@@ -1,34 +1,47 @@
-/* Device-initiated put (or, with --get, get) bandwidth from PE 0 to PE 1, in
- * the manner of NVSHMEM's shmem_put_bw perftest: one kernel issues the whole
- * message --iters times, split among the blocks (and, for the narrower
- * scopes, among their warps or threads), all non-blocking, with one quiet at
- * the end; cudaEvents around the kernel give the time. Other PEs stay idle.
- * Scope `stream` runs no kernel: the host queues putmem_on_stream (getmem)
- * of the whole message --iters times on one stream, then quiet_on_stream,
- * the copy-engine road that leaves the SMs free.
+/* Device-initiated put (or get) bandwidth from PE 0 to PE 1, in the manner
+ * of NVSHMEM's shmem_put_bw perftest: one kernel issues the whole message
+ * --iters times, split among the blocks (and, for the narrower scopes, among
+ * their warps or threads), all non-blocking, with one quiet at the end;
+ * cudaEvents around the kernel give the time. Other PEs stay idle. Scope
+ * `stream` runs no kernel: the host queues putmem_on_stream (getmem) of the
+ * whole message --iters times on one stream, then quiet_on_stream, the
+ * copy-engine road that leaves the SMs free.
  *
- *   dev_put_bw [--get] [--scope thread|warp|block|stream] [--blocks N] [--threads T]
- *              [--min-size S] [--max-size S] [--iters N] [--warmup N]
+ *   dev_put_bw [--op put|get|put,get] [--get] [--scope LIST] [--blocks LIST]
+ *              [--threads T] [--min-size S] [--max-size S] [--iters N]
+ *              [--warmup N] [--reps R] [--max-bytes B]
+ *
+ * --scope and --blocks take comma lists, so that one job sweeps every
+ * configuration (each job start costs seconds, NVSHMEM's more). --reps
+ * times every size R times and keeps the fastest, since a short kernel's
+ * time carries the launch's jitter; --max-bytes lowers the iterations of
+ * large sizes so that one size moves at most B bytes a repetition.
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
- * scripts/plot_perf.py reads it: "# dev_<put|get>_bw_<scope>,<impl>,<pes>",
- * then "size,bandwidth_gbs" rows in GB/s (1e9 bytes per second). Every size
- * is checked on the receiving side after its timed runs; a wrong word makes
- * every PE exit 1. */
+ * scripts/plot_perf.py reads it, one table per configuration:
+ * "# dev_<put|get>_bw_<scope>[-b<blocks>],<impl>,<pes>" (the block count in
+ * the name when --blocks lists more than one), then "size,bandwidth_gbs"
+ * rows in GB/s (1e9 bytes per second). Every size is checked on the
+ * receiving side after its timed runs; a wrong word makes every PE exit 1. */
 #include "bench_shim.cuh"
 
 enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK, SCOPE_STREAM };
 static const char *const scope_names[] = {"thread", "warp", "block", "stream"};
 
+#define MAX_LIST 8
+
 struct opts {
-    int get;
-    int scope;
-    long blocks;
+    int ops[2]; /* ops[0]: put, ops[1]: get */
+    int scopes[4];
+    long blocks[MAX_LIST];
+    int nblocks;
     long threads;
     size_t min_size;
     size_t max_size;
     long iters;
     long warmup;
+    long reps;
+    size_t max_bytes;
 };
 
 /* Moves `size` bytes between PE 0's buffer and `peer`'s, iters times: puts
@@ -139,28 +152,82 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: dev_put_bw [options]\n"
-            "  --get               measure getmem_nbi (PE 0 reads PE 1) instead of putmem_nbi\n"
-            "  --scope S           thread, warp, block, or stream (host calls on_stream;\n"
-            "                      no kernel) (default block)\n"
-            "  --blocks N          thread blocks (default 32)\n"
+            "  --op LIST           put, get or put,get: putmem_nbi from PE 0 to PE 1, getmem_nbi\n"
+            "                      by PE 0 from PE 1 (default put)\n"
+            "  --get               the same as --op get\n"
+            "  --scope LIST        comma list of thread, warp, block, stream (host calls\n"
+            "                      on_stream; no kernel) (default block)\n"
+            "  --blocks LIST       comma list of thread block counts, up to %d (default 32)\n"
             "  --threads T         threads per block, a multiple of 32 up to 1024 (default 1024)\n"
             "  --min-size S        smallest message, bytes, K/M/G suffixes (default 8)\n"
             "  --max-size S        largest message, up to 1G (default 64M)\n"
             "  --iters N           timed repetitions of the message per size (default 50)\n"
-            "  --warmup N          untimed repetitions before them (default 5)\n");
+            "  --warmup N          untimed repetitions before them (default 5)\n"
+            "  --reps R            time each size R times, keep the fastest (default 1)\n"
+            "  --max-bytes B       fewer iterations where size x iterations would pass B\n"
+            "                      (at least 1; default no limit)\n",
+            MAX_LIST);
+}
+
+/* Parses a comma list of names from `names` (n of them) into on[]; -1 on an
+ * unknown or empty one. */
+static int parse_names(const char *list, const char *const *names, int n, int *on)
+{
+    char buf[128];
+    char *save = NULL;
+    int any = 0;
+
+    if (strlen(list) >= sizeof(buf))
+        return -1;
+    strcpy(buf, list);
+    for (int k = 0; k < n; k++)
+        on[k] = 0;
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        int k;
+        for (k = 0; k < n && strcmp(t, names[k]) != 0; k++)
+            ;
+        if (k == n)
+            return -1;
+        on[k] = any = 1;
+    }
+    return any ? 0 : -1;
+}
+
+/* Parses a comma list of block counts; -1 on a bad one or too many. */
+static int parse_blocks(const char *list, struct opts *o)
+{
+    char buf[128];
+    char *save = NULL;
+
+    if (strlen(list) >= sizeof(buf))
+        return -1;
+    strcpy(buf, list);
+    o->nblocks = 0;
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        if (o->nblocks == MAX_LIST || bench_parse_count(t, &o->blocks[o->nblocks]) != 0 ||
+            o->blocks[o->nblocks] < 1)
+            return -1;
+        o->nblocks++;
+    }
+    return o->nblocks > 0 ? 0 : -1;
 }
 
 /* Returns -1 to go on, else the exit code. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-    o->get = 0;
-    o->scope = SCOPE_BLOCK;
-    o->blocks = 32;
+    static const char *const op_names[] = {"put", "get"};
+
+    memset(o, 0, sizeof(*o));
+    o->ops[0] = 1;
+    o->scopes[SCOPE_BLOCK] = 1;
+    o->blocks[0] = 32;
+    o->nblocks = 1;
     o->threads = 1024;
     o->min_size = 8;
     o->max_size = 64 * BENCH_MIB;
     o->iters = 50;
     o->warmup = 5;
+    o->reps = 1;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int bad = 0;
@@ -169,15 +236,14 @@ static int parse(int argc, char **argv, struct opts *o)
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--get") == 0) {
-            o->get = 1;
+            o->ops[0] = 0;
+            o->ops[1] = 1;
+        } else if ((v = bench_opt(argc, argv, &i, "--op")) != NULL) {
+            bad = parse_names(v, op_names, 2, o->ops) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--scope")) != NULL) {
-            int s;
-            for (s = 0; s < 4 && strcmp(v, scope_names[s]) != 0; s++)
-                ;
-            bad = s == 4;
-            o->scope = s;
+            bad = parse_names(v, scope_names, 4, o->scopes) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--blocks")) != NULL) {
-            bad = bench_parse_count(v, &o->blocks) != 0 || o->blocks < 1;
+            bad = parse_blocks(v, o) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--threads")) != NULL) {
             bad = bench_parse_count(v, &o->threads) != 0 || o->threads < 32 ||
                   o->threads > 1024 || o->threads % 32 != 0;
@@ -189,6 +255,10 @@ static int parse(int argc, char **argv, struct opts *o)
             bad = bench_parse_count(v, &o->iters) != 0 || o->iters < 1;
         } else if ((v = bench_opt(argc, argv, &i, "--warmup")) != NULL) {
             bad = bench_parse_count(v, &o->warmup) != 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--reps")) != NULL) {
+            bad = bench_parse_count(v, &o->reps) != 0 || o->reps < 1;
+        } else if ((v = bench_opt(argc, argv, &i, "--max-bytes")) != NULL) {
+            bad = bench_parse_size(v, &o->max_bytes) != 0;
         } else {
             bad = 1;
             v = argv[i];
@@ -208,117 +278,171 @@ static int parse(int argc, char **argv, struct opts *o)
     return -1;
 }
 
-int main(int argc, char **argv)
-{
-    struct opts o;
-    int rc = parse(argc, argv, &o), me, npes, failed = 0;
+/* What one configuration's sweep needs. */
+struct sweep {
     char *src, *dst;
     long *counts;
     unsigned long long *bad_d;
     cudaEvent_t start, stop;
     cudaStream_t stream;
-    bw_fn fn;
-    const char *op;
+    int me;
+};
+
+/* Milliseconds of one timed run: `iters` messages of `size`, after `warmup`
+ * untimed ones. */
+static float time_once(const struct opts *o, const struct sweep *w, int scope, int get,
+                       long blocks, size_t size, long warmup, long iters)
+{
+    char *dst = w->dst, *src = w->src;
+    int peer = 1;
+    float ms = 0;
+
+    if (scope == SCOPE_STREAM) {
+        on_stream(dst, src, size, peer, warmup, get, w->stream);
+        BENCH_CUDA(cudaEventRecord(w->start, w->stream));
+        on_stream(dst, src, size, peer, iters, get, w->stream);
+        BENCH_CUDA(cudaEventRecord(w->stop, w->stream));
+    } else {
+        bw_fn fn = pick_kernel(scope, get);
+        void *args[] = {&dst, &src, &size, &peer, &warmup};
+        if (warmup > 0)
+            bench_launch((const void *)fn, dim3(blocks), dim3(o->threads), args, 0, 0);
+        args[4] = &iters;
+        BENCH_CUDA(cudaEventRecord(w->start, 0));
+        bench_launch((const void *)fn, dim3(blocks), dim3(o->threads), args, 0, 0);
+        BENCH_CUDA(cudaEventRecord(w->stop, 0));
+    }
+    BENCH_CUDA(cudaEventSynchronize(w->stop));
+    BENCH_CUDA(cudaEventElapsedTime(&ms, w->start, w->stop));
+    return ms;
+}
+
+/* Every size of one configuration; returns 1 when data came out wrong. */
+static int run_sweep(const struct opts *o, const struct sweep *w, int scope, int get, long blocks,
+                     int npes)
+{
+    const char *op = get ? "get" : "put";
+    int me = w->me;
+
+    if (me == 0) {
+        char name[64];
+        if (o->nblocks > 1 && scope != SCOPE_STREAM)
+            snprintf(name, sizeof(name), "dev_%s_bw_%s-b%ld", op, scope_names[scope], blocks);
+        else
+            snprintf(name, sizeof(name), "dev_%s_bw_%s", op, scope_names[scope]);
+        printf("# %s,%s,%d\n", name, BENCH_IMPL, npes);
+        printf("size,bandwidth_gbs\n");
+        if (scope == SCOPE_STREAM)
+            printf("# PE 0 %s PE 1, %smem_on_stream from the host, one stream, %ld iterations "
+                   "after %ld warm-up, quiet_on_stream at the end",
+                   get ? "<-" : "->", op, o->iters, o->warmup);
+        else
+            printf("# PE 0 %s PE 1, %smem_nbi%s%s, %ld blocks x %ld threads, %ld iterations "
+                   "after %ld warm-up, quiet at the end",
+                   get ? "<-" : "->", op, scope == SCOPE_THREAD ? "" : "_",
+                   scope == SCOPE_THREAD ? "" : scope_names[scope], blocks, o->threads, o->iters,
+                   o->warmup);
+        if (o->max_bytes > 0)
+            printf(", fewer where they would move more than %zu bytes", o->max_bytes);
+        if (o->reps > 1)
+            printf(", the fastest of %ld runs", o->reps);
+        printf("\n");
+        fflush(stdout);
+    }
+
+    for (size_t size = o->min_size; size <= o->max_size; size *= 2) {
+        /* The side that receives: PE 1 for a put, PE 0 for a get. It starts
+         * from a cleared buffer so that stale data cannot pass the check. */
+        int receiver = get ? 0 : 1, origin = get ? 1 : 0;
+        long iters = o->iters, warmup = o->warmup;
+        unsigned long long bad = 0;
+        float best = 0;
+
+        if (o->max_bytes > 0 && (size_t)iters > o->max_bytes / size) {
+            iters = o->max_bytes / size > 0 ? (long)(o->max_bytes / size) : 1;
+            warmup = warmup < iters ? warmup : iters;
+        }
+        if (me == receiver)
+            BENCH_CUDA(cudaMemset(w->dst, 0, size));
+        BENCH_CUDA(cudaDeviceSynchronize());
+        bench_barrier_all();
+        for (long r = 0; me == 0 && r < o->reps; r++) {
+            float ms = time_once(o, w, scope, get, blocks, size, r == 0 ? warmup : 0, iters);
+            if (r == 0 || ms < best)
+                best = ms;
+        }
+        bench_barrier_all();
+        if (me == receiver) {
+            BENCH_CUDA(cudaMemset(w->bad_d, 0, sizeof(*w->bad_d)));
+            check_kernel<<<256, 256>>>((const uint64_t *)w->dst, size / 8, origin, w->bad_d);
+            BENCH_CUDA(cudaGetLastError());
+            BENCH_CUDA(cudaMemcpy(&bad, w->bad_d, sizeof(bad), cudaMemcpyDeviceToHost));
+            if (bad != 0)
+                fprintf(stderr, "PE %d: %llu of %zu words wrong after the %zu-byte %ss\n", me, bad,
+                        size / 8, size, op);
+        }
+        if (bench_total_errors(w->counts, (long)bad) != 0) {
+            if (me == 0)
+                printf("FAIL: %s data wrong at %zu bytes\n", op, size);
+            return 1;
+        }
+        if (me == 0) {
+            double gbs = (double)size * (double)iters / ((double)best * 1e-3) / 1e9;
+            printf("%zu,%.3f\n", size, gbs);
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    struct sweep w;
+    int rc = parse(argc, argv, &o), npes, failed = 0;
 
     if (rc >= 0)
         return rc;
     bench_init(&argc, &argv);
-    me = bench_my_pe();
+    w.me = bench_my_pe();
     npes = bench_n_pes();
     if (npes < 2) {
-        if (me == 0)
+        if (w.me == 0)
             printf("dev_put_bw: needs at least 2 PEs; skipped\n");
         bench_finalize();
         return 77;
     }
 
-    src = (char *)bench_malloc(o.max_size);
-    dst = (char *)bench_malloc(o.max_size);
-    counts = (long *)bench_malloc((size_t)npes * sizeof(long));
-    BENCH_CUDA(cudaMalloc((void **)&bad_d, sizeof(*bad_d)));
-    BENCH_CUDA(cudaEventCreate(&start));
-    BENCH_CUDA(cudaEventCreate(&stop));
-    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    fill_kernel<<<256, 256>>>((uint64_t *)src, o.max_size / 8, me);
+    w.src = (char *)bench_malloc(o.max_size);
+    w.dst = (char *)bench_malloc(o.max_size);
+    w.counts = (long *)bench_malloc((size_t)npes * sizeof(long));
+    BENCH_CUDA(cudaMalloc((void **)&w.bad_d, sizeof(*w.bad_d)));
+    BENCH_CUDA(cudaEventCreate(&w.start));
+    BENCH_CUDA(cudaEventCreate(&w.stop));
+    BENCH_CUDA(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+    fill_kernel<<<256, 256>>>((uint64_t *)w.src, o.max_size / 8, w.me);
     BENCH_CUDA(cudaGetLastError());
     BENCH_CUDA(cudaDeviceSynchronize());
-    fn = pick_kernel(o.scope, o.get);
-    op = o.get ? "get" : "put";
 
-    if (me == 0) {
-        printf("# dev_%s_bw_%s,%s,%d\n", op, scope_names[o.scope], BENCH_IMPL, npes);
-        printf("size,bandwidth_gbs\n");
-        if (o.scope == SCOPE_STREAM)
-            printf("# PE 0 %s PE 1, %smem_on_stream from the host, one stream, %ld iterations "
-                   "after %ld warm-up, quiet_on_stream at the end\n",
-                   o.get ? "<-" : "->", op, o.iters, o.warmup);
-        else
-            printf("# PE 0 %s PE 1, %smem_nbi%s%s, %ld blocks x %ld threads, %ld iterations "
-                   "after %ld warm-up, quiet at the end\n",
-                   o.get ? "<-" : "->", op, o.scope == SCOPE_THREAD ? "" : "_",
-                   o.scope == SCOPE_THREAD ? "" : scope_names[o.scope], o.blocks, o.threads,
-                   o.iters, o.warmup);
-        fflush(stdout);
-    }
-
-    for (size_t size = o.min_size; size <= o.max_size && !failed; size *= 2) {
-        /* The side that receives: PE 1 for a put, PE 0 for a get. It starts
-         * from a cleared buffer so that stale data cannot pass the check. */
-        int receiver = o.get ? 0 : 1, origin = o.get ? 1 : 0;
-        int peer = 1;
-        unsigned long long bad = 0;
-        float ms = 0;
-
-        if (me == receiver)
-            BENCH_CUDA(cudaMemset(dst, 0, size));
-        BENCH_CUDA(cudaDeviceSynchronize());
-        bench_barrier_all();
-        if (me == 0 && o.scope == SCOPE_STREAM) {
-            on_stream(dst, src, size, peer, o.warmup, o.get, stream);
-            BENCH_CUDA(cudaEventRecord(start, stream));
-            on_stream(dst, src, size, peer, o.iters, o.get, stream);
-            BENCH_CUDA(cudaEventRecord(stop, stream));
-            BENCH_CUDA(cudaEventSynchronize(stop));
-            BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        } else if (me == 0) {
-            void *args[] = {&dst, &src, &size, &peer, &o.warmup};
-            if (o.warmup > 0)
-                bench_launch((const void *)fn, dim3(o.blocks), dim3(o.threads), args, 0, 0);
-            args[4] = &o.iters;
-            BENCH_CUDA(cudaEventRecord(start, 0));
-            bench_launch((const void *)fn, dim3(o.blocks), dim3(o.threads), args, 0, 0);
-            BENCH_CUDA(cudaEventRecord(stop, 0));
-            BENCH_CUDA(cudaEventSynchronize(stop));
-            BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        }
-        bench_barrier_all();
-        if (me == receiver) {
-            BENCH_CUDA(cudaMemset(bad_d, 0, sizeof(*bad_d)));
-            check_kernel<<<256, 256>>>((const uint64_t *)dst, size / 8, origin, bad_d);
-            BENCH_CUDA(cudaGetLastError());
-            BENCH_CUDA(cudaMemcpy(&bad, bad_d, sizeof(bad), cudaMemcpyDeviceToHost));
-            if (bad != 0)
-                fprintf(stderr, "PE %d: %llu of %zu words wrong after the %zu-byte %ss\n", me, bad,
-                        size / 8, size, op);
-        }
-        if (bench_total_errors(counts, (long)bad) != 0) {
-            failed = 1;
-            if (me == 0)
-                printf("FAIL: %s data wrong at %zu bytes\n", op, size);
-        } else if (me == 0) {
-            double gbs = (double)size * (double)o.iters / ((double)ms * 1e-3) / 1e9;
-            printf("%zu,%.3f\n", size, gbs);
-            fflush(stdout);
+    /* Puts before gets; within each, the scopes in their order, and the
+     * block counts as listed (the stream scope once: it runs no kernel). */
+    for (int get = 0; get < 2 && !failed; get++) {
+        for (int scope = 0; scope < 4 && o.ops[get] && !failed; scope++) {
+            for (int b = 0; o.scopes[scope] && b < o.nblocks && !failed; b++) {
+                failed = run_sweep(&o, &w, scope, get, o.blocks[b], npes);
+                if (scope == SCOPE_STREAM)
+                    break;
+            }
         }
     }
 
-    BENCH_CUDA(cudaEventDestroy(start));
-    BENCH_CUDA(cudaEventDestroy(stop));
-    BENCH_CUDA(cudaStreamDestroy(stream));
-    BENCH_CUDA(cudaFree(bad_d));
-    bench_free(counts);
-    bench_free(dst);
-    bench_free(src);
+    BENCH_CUDA(cudaEventDestroy(w.start));
+    BENCH_CUDA(cudaEventDestroy(w.stop));
+    BENCH_CUDA(cudaStreamDestroy(w.stream));
+    BENCH_CUDA(cudaFree(w.bad_d));
+    bench_free(w.counts);
+    bench_free(w.dst);
+    bench_free(w.src);
     bench_finalize();
     return failed ? 1 : 0;
 }
