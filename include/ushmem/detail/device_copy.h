@@ -10,9 +10,9 @@
 #define USHMEM_DETAIL_DEVICE_COPY_H
 
 /* Copies n bytes with `size` threads, this one being `rank`, in words of W
- * bytes (dst and src share their alignment modulo W); four words in flight
- * per thread, since a load from a peer's memory takes a microsecond (and
- * more would spill registers in blocks of 1024 threads). Indices are of type
+ * bytes (dst and src share their alignment modulo W); up to four words in
+ * flight per thread, since a load from a peer's memory takes a microsecond
+ * (and more would spill registers in blocks of 1024 threads). Indices are of type
  * I: 32-bit whenever the words fit, since every instruction counts when a
  * block's 32 warps share an SM's four schedulers for a small message. */
 template <typename W, typename I>
@@ -35,8 +35,22 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_words(char *dst, const char *src, I n,
         for (I k = 0; k < 4; k++)
             d[i + k * size] = v[k];
     }
-    for (; i < nw; i += size)
-        d[i] = s[i];
+    /* The last words, fewer than four a thread: loaded together too, so
+     * that a get of two or three words a thread waits for one round trip
+     * to the peer, not one per word. */
+    if (i < nw) {
+        I i1 = i + size, i2 = i + 2 * size;
+        W v0 = s[i], v1 = v0, v2 = v0;
+        if (i1 < nw)
+            v1 = s[i1];
+        if (i2 < nw)
+            v2 = s[i2];
+        d[i] = v0;
+        if (i1 < nw)
+            d[i1] = v1;
+        if (i2 < nw)
+            d[i2] = v2;
+    }
     for (I j = head + nw * (I)sizeof(W) + rank; j < n; j += size)
         dst[j] = src[j];
 }
@@ -62,28 +76,39 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_group(void *dst, const void *src, size
     char *d = static_cast<char *>(dst);
     const char *s = static_cast<const char *>(src);
     uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
+    uintptr_t common = (uintptr_t)d | skew | n;
 
-    /* One aligned word (p, g, a flag): one load and one store, so that a
-     * waiting PE never sees it half written. */
-    if (size == 1 && (n & (n - 1)) == 0 && n <= 16 && (((uintptr_t)d | skew) & (n - 1)) == 0) {
-        switch (n) {
-        case 1: *d = *s; return;
-        case 2: *reinterpret_cast<uint16_t *>(d) = *reinterpret_cast<const uint16_t *>(s); return;
-        case 4: *reinterpret_cast<uint32_t *>(d) = *reinterpret_cast<const uint32_t *>(s); return;
-        case 8: *reinterpret_cast<uint64_t *>(d) = *reinterpret_cast<const uint64_t *>(s); return;
-        default:
-            *reinterpret_cast<ushmemi_dev_word16 *>(d) =
-                *reinterpret_cast<const ushmemi_dev_word16 *>(s);
-            return;
-        }
-    }
-    /* At most one aligned 16-byte word per thread (a small message for a
-     * block or warp): one load and one store, none of the general copy's
-     * branches, which cost more than the copy itself. */
-    if ((((uintptr_t)d | skew | n) & 15) == 0 && n / 16 <= size) {
+    /* At most one aligned word per thread (a small message for a block or
+     * warp; p, g or a flag for one thread), in the widest word that the
+     * addresses and the length allow: one load and one store, so that a
+     * waiting PE never sees a single word half written, and none of the
+     * general copy's branches, which cost more than the copy itself (8
+     * bytes from a warp were 8 one-byte stores through them). 16-byte
+     * words, the usual case, are tested first and alone. */
+    if ((common & 15) == 0 && n / 16 <= size) {
         if (rank < n / 16)
             reinterpret_cast<ushmemi_dev_word16 *>(d)[rank] =
                 reinterpret_cast<const ushmemi_dev_word16 *>(s)[rank];
+        return;
+    }
+    unsigned lg = (common & 7) == 0 ? 3 : (common & 3) == 0 ? 2 : (common & 1) == 0 ? 1 : 0;
+    if ((n >> lg) <= size) {
+        if (rank < (n >> lg)) {
+            switch (lg) {
+            case 3:
+                reinterpret_cast<uint64_t *>(d)[rank] = reinterpret_cast<const uint64_t *>(s)[rank];
+                break;
+            case 2:
+                reinterpret_cast<uint32_t *>(d)[rank] = reinterpret_cast<const uint32_t *>(s)[rank];
+                break;
+            case 1:
+                reinterpret_cast<uint16_t *>(d)[rank] = reinterpret_cast<const uint16_t *>(s)[rank];
+                break;
+            default:
+                d[rank] = s[rank];
+                break;
+            }
+        }
         return;
     }
     if ((skew & 15) == 0)

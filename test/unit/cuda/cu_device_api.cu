@@ -576,11 +576,19 @@ __host__ __device__ static inline struct xfer block_xfer(int b)
     return x;
 }
 
+/* Warp w's transfer: warps 0-3 and 8-11 move 1, 31, 4 KiB + 5 and 1000
+ * bytes at mixed offsets (the general copy, heads and tails); warps 4-7
+ * and 12-15 move 8, 24, 6 and 60 bytes at offsets 0 / 0 and 0 / 8, where
+ * every lane copies at most one word of 8, 4 or 2 bytes. */
 __host__ __device__ static inline struct xfer warp_xfer(int w)
 {
-    const unsigned lens[4] = {1, 31, 4096 + 5, 1000};
+    const unsigned lens[8] = {1, 31, 4096 + 5, 1000, 8, 24, 6, 60};
     const unsigned doffs[4] = {0, 1, 3, 17}, soffs[4] = {0, 8, 5, 1};
-    struct xfer x = {doffs[(w / 4) % 4], soffs[(w / 4 + w) % 4], lens[w % 4]};
+    if (w % 8 >= 4) {
+        struct xfer x = {0, soffs[(w / 8) % 2], lens[w % 8]};
+        return x;
+    }
+    struct xfer x = {doffs[(w / 8 + w) % 4], soffs[(w / 8 + 2 * w + 1) % 4], lens[w % 8]};
     return x;
 }
 
