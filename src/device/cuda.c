@@ -29,7 +29,8 @@ struct ushmemi_cu_api ushmemi_cu;
 static const struct {
     const char *symbol;
     size_t offset;
-} cu_entries[] = {USHMEMI_CU_SYMBOLS(CU_ENTRY)};
+} cu_entries[] = {USHMEMI_CU_SYMBOLS(CU_ENTRY)},
+  cu_optional_entries[] = {USHMEMI_CU_OPTIONAL_SYMBOLS(CU_ENTRY)};
 #undef CU_ENTRY
 
 /* The driver is loaded and initialised once per process. */
@@ -120,6 +121,10 @@ static void load_driver(void)
         /* POSIX guarantees that dlsym's object pointer holds a function's
          * address; copy it bytewise rather than cast between the kinds. */
         memcpy((char *)&ushmemi_cu + cu_entries[i].offset, &sym, sizeof(sym));
+    }
+    for (size_t i = 0; i < sizeof(cu_optional_entries) / sizeof(cu_optional_entries[0]); i++) {
+        void *sym = dlsym(lib, cu_optional_entries[i].symbol);
+        memcpy((char *)&ushmemi_cu + cu_optional_entries[i].offset, &sym, sizeof(sym));
     }
     loader.lib = lib;
 

@@ -129,36 +129,55 @@ static const char amo_ptx[] =
  * system scope: what the stream did before reaches the peer first), thread
  * t < x.nwaits then spins (acquire) until x.waits[t] >= x.expect[t]. The
  * arrays travel by value in the parameter (struct exchange_param below), so
- * a queued launch keeps nothing of the caller's. */
-static const char exchange_ptx[] =
-    ".visible .entry ushmemi_exchange(.param .align 8 .b8 p_x[520])\n"
-    "{\n"
-    "    .reg .pred %p;\n"
-    "    .reg .b32 %r<4>;\n"
-    "    .reg .b64 %rd<10>;\n"
-    "    mov.u32 %r1, %tid.x;\n"
-    "    ld.param.u32 %r2, [p_x];\n"
-    "    ld.param.u32 %r3, [p_x+4];\n"
-    "    mov.u64 %rd1, p_x;\n"
-    "    mul.wide.u32 %rd2, %r1, 8;\n"
-    "    add.u64 %rd3, %rd1, %rd2;\n"
-    "    setp.ge.u32 %p, %r1, %r2;\n"
-    "    @%p bra X_WAIT;\n"
-    "    ld.param.u64 %rd4, [%rd3+8];\n"
-    "    ld.param.u64 %rd5, [%rd3+136];\n"
-    "    st.release.sys.global.u64 [%rd4], %rd5;\n"
-    "X_WAIT:\n"
-    "    setp.ge.u32 %p, %r1, %r3;\n"
-    "    @%p bra X_DONE;\n"
-    "    ld.param.u64 %rd6, [%rd3+264];\n"
-    "    ld.param.u64 %rd7, [%rd3+392];\n"
-    "X_SPIN:\n"
-    "    ld.acquire.sys.global.u64 %rd8, [%rd6];\n"
-    "    setp.lt.u64 %p, %rd8, %rd7;\n"
-    "    @%p bra X_SPIN;\n"
-    "X_DONE:\n"
-    "    ret;\n"
-    "}\n";
+ * a queued launch keeps nothing of the caller's. EXCHANGE_PTX(NAME, FIRST)
+ * is the kernel NAME with the instructions FIRST at its start. */
+#define EXCHANGE_PTX(NAME, FIRST)                                                      \
+    ".visible .entry " NAME "(.param .align 8 .b8 p_x[520])\n"                        \
+    "{\n"                                                                              \
+    "    .reg .pred %p;\n"                                                             \
+    "    .reg .b32 %r<4>;\n"                                                           \
+    "    .reg .b64 %rd<10>;\n" FIRST                                                   \
+    "    mov.u32 %r1, %tid.x;\n"                                                       \
+    "    ld.param.u32 %r2, [p_x];\n"                                                   \
+    "    ld.param.u32 %r3, [p_x+4];\n"                                                 \
+    "    mov.u64 %rd1, p_x;\n"                                                         \
+    "    mul.wide.u32 %rd2, %r1, 8;\n"                                                 \
+    "    add.u64 %rd3, %rd1, %rd2;\n"                                                  \
+    "    setp.ge.u32 %p, %r1, %r2;\n"                                                  \
+    "    @%p bra X_WAIT;\n"                                                            \
+    "    ld.param.u64 %rd4, [%rd3+8];\n"                                               \
+    "    ld.param.u64 %rd5, [%rd3+136];\n"                                             \
+    "    st.release.sys.global.u64 [%rd4], %rd5;\n"                                    \
+    "X_WAIT:\n"                                                                        \
+    "    setp.ge.u32 %p, %r1, %r3;\n"                                                  \
+    "    @%p bra X_DONE;\n"                                                            \
+    "    ld.param.u64 %rd6, [%rd3+264];\n"                                             \
+    "    ld.param.u64 %rd7, [%rd3+392];\n"                                             \
+    "X_SPIN:\n"                                                                        \
+    "    ld.acquire.sys.global.u64 %rd8, [%rd6];\n"                                    \
+    "    setp.lt.u64 %p, %rd8, %rd7;\n"                                                \
+    "    @%p bra X_SPIN;\n"                                                            \
+    "X_DONE:\n"                                                                        \
+    "    ret;\n"                                                                       \
+    "}\n"
+
+static const char exchange_ptx[] = EXCHANGE_PTX("ushmemi_exchange", "");
+
+/* The round for programmatic dependent launch (PTX 7.8, sm_90), in a module
+ * of its own: the next kernel on the stream, when it is launched so too (the
+ * next barrier's round), may start while this one still waits for its
+ * peers (launch_dependents), and each round first waits until the work
+ * before it on the stream has completed and its memory is visible
+ * (griddepcontrol.wait), as a plain launch would have. In a host loop of
+ * stream barriers the GPU then no longer pays the launch of each round
+ * after the one before has ended. */
+static const char exchange_pdl_ptx[] =
+    ".version 7.8\n"
+    ".target sm_90\n"
+    ".address_size 64\n" EXCHANGE_PTX("ushmemi_exchange_pdl",
+                                      "    griddepcontrol.launch_dependents;\n"
+                                      "    griddepcontrol.wait;\n");
+#undef EXCHANGE_PTX
 
 /* The kernel's parameter, at the offsets its PTX reads. */
 struct exchange_param {
@@ -178,6 +197,37 @@ _Static_assert(USHMEM_RING_AMO_FETCH == 0 && USHMEM_RING_AMO_SET == 1 &&
                    USHMEM_RING_AMO_ADD == 4 && USHMEM_RING_AMO_AND == 5 &&
                    USHMEM_RING_AMO_OR == 6 && USHMEM_RING_AMO_XOR == 7,
                "the PTX kernel numbers the atomics as enum ushmem_ring_amo_op does");
+
+/* The round for programmatic dependent launch, where the GPU (compute
+ * capability 9.0 and up) and the driver (cuLaunchKernelEx, PTX 7.8) have
+ * it; else exchange_pdl_fn stays NULL and rounds are plain launches. Tried
+ * once, by the first stream barrier's round (never by the proxy's first
+ * atomic, which a kernel may be waiting for); called with amo_lock held. */
+static void pdl_load(struct ushmemi_device *dev)
+{
+    int major = 0;
+
+    if (dev->pdl_tried)
+        return;
+    dev->pdl_tried = true;
+    if (ushmemi_cu.cuLaunchKernelEx == NULL ||
+        ushmemi_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                        dev->cu_dev) != CUDA_SUCCESS ||
+        major < 9)
+        return;
+    CUresult r = ushmemi_cu.cuModuleLoadData(&dev->pdl_module, exchange_pdl_ptx);
+    if (r == CUDA_SUCCESS)
+        r = ushmemi_cu.cuModuleGetFunction(&dev->exchange_pdl_fn, dev->pdl_module,
+                                           "ushmemi_exchange_pdl");
+    if (r != CUDA_SUCCESS) {
+        ushmemi_debug("cuda backend: no programmatic launch of the stream barrier on device "
+                      "%d (%d): plain launches", dev->ordinal, (int)r);
+        if (dev->pdl_module != NULL)
+            ushmemi_cu.cuModuleUnload(dev->pdl_module);
+        dev->pdl_module = NULL;
+        dev->exchange_pdl_fn = NULL;
+    }
+}
 
 /* The backend's kernels, JIT-compiled by the driver when first needed;
  * called with amo_lock held. */
@@ -348,12 +398,36 @@ ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *s
     }
     pthread_mutex_lock(&dev->amo_lock);
     ushmem_status_t status = module_load(dev);
+    if (status == USHMEM_OK)
+        pdl_load(dev);
     pthread_mutex_unlock(&dev->amo_lock);
     if (status != USHMEM_OK)
         return status;
     void *params[] = {&x};
-    CUresult r = ushmemi_cu.cuLaunchKernel(dev->exchange_fn, 1, 1, 1, 32, 1, 1, 0,
-                                           (CUstream)stream, params, NULL);
+    CUresult r;
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    /* Not into a graph being captured: a driver before CUDA 12.3 cannot
+     * capture the programmatic dependency. */
+    if (dev->exchange_pdl_fn != NULL &&
+        ushmemi_cu.cuStreamIsCapturing((CUstream)stream, &capture) == CUDA_SUCCESS &&
+        capture == CU_STREAM_CAPTURE_STATUS_NONE) {
+        CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof(attr));
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config;
+        memset(&config, 0, sizeof(config));
+        config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+        config.blockDimX = 32;
+        config.blockDimY = config.blockDimZ = 1;
+        config.hStream = (CUstream)stream;
+        config.attrs = &attr;
+        config.numAttrs = 1;
+        r = ushmemi_cu.cuLaunchKernelEx(&config, dev->exchange_pdl_fn, params, NULL);
+    } else {
+        r = ushmemi_cu.cuLaunchKernel(dev->exchange_fn, 1, 1, 1, 32, 1, 1, 0, (CUstream)stream,
+                                      params, NULL);
+    }
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail("cuLaunchKernel", r, "stream barrier kernel on stream %p, "
                                  "%d writes, %d waits", stream, nwrites, nwaits);
@@ -364,6 +438,11 @@ void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
 {
     if (dev->amo_module == NULL)
         return;
+    if (dev->pdl_module != NULL)
+        ushmemi_cu.cuModuleUnload(dev->pdl_module);
+    dev->pdl_module = NULL;
+    dev->exchange_pdl_fn = NULL;
+    dev->pdl_tried = false;
     ushmemi_cu.cuModuleUnload(dev->amo_module);
     if (dev->amo_old != NULL)
         ushmemi_cu.cuMemFreeHost(dev->amo_old);

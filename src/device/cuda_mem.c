@@ -711,16 +711,21 @@ static ushmem_status_t exchange_batch(void *stream, uint64_t *const *addrs,
 }
 
 /* A round of a stream barrier: a kernel (cuda_amo.c) or stream memory
- * operations, as USHMEM_CUDA_STREAM_BARRIER says (auto: the kernel). On four
- * H200s, medians of five runs of a host loop of 2000 barriers: at 4 PEs
- * 4.53 us a barrier with the kernel against 8.21 with a batch of memory
- * operations; at 2 PEs 4.27 against 4.67 with one write and one wait. With
- * memory operations one write and one wait go as two single operations,
- * which measured faster than a batch of two. */
+ * operations, as USHMEM_CUDA_STREAM_BARRIER says (auto: the kernel, or
+ * memory operations when a member shares this GPU: the kernel would spin
+ * on the GPU while the other process's work, which it waits for, cannot
+ * run beside it, and the GPU switches between processes only every time
+ * slice, about 2.2 ms a barrier at 4 PEs on 2 H200s). On four H200s,
+ * medians of five runs of a host loop of 2000 barriers: at 4 PEs 4.53 us a
+ * barrier with the kernel against 8.21 with a batch of memory operations;
+ * at 2 PEs 4.27 against 4.67 with one write and one wait. With memory
+ * operations one write and one wait go as two single operations, which
+ * measured faster than a batch of two. */
 ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void *stream,
                                                uint64_t *const *addrs, const uint64_t *values,
                                                int nwrites, uint64_t *const *wait_addrs,
-                                               const uint64_t *wait_values, int nwaits)
+                                               const uint64_t *wait_values, int nwaits,
+                                               bool shared)
 {
     if (nwrites < 0 || nwaits < 0 || nwrites > USHMEMI_STREAM_BATCH ||
         nwaits > USHMEMI_STREAM_BATCH) {
@@ -731,7 +736,8 @@ ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void 
     ushmem_status_t status = ushmemi_cuda_current(dev, "stream exchange");
     if (status != USHMEM_OK)
         return status;
-    if (dev->exchange != USHMEMI_CUDA_EXCHANGE_MEMOPS)
+    if (dev->exchange == USHMEMI_CUDA_EXCHANGE_KERNEL ||
+        (dev->exchange == USHMEMI_CUDA_EXCHANGE_AUTO && !shared))
         return ushmemi_cuda_exchange_kernel(dev, stream, addrs, values, nwrites, wait_addrs,
                                             wait_values, nwaits);
     if (nwrites > 1 || nwaits > 1)

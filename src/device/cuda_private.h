@@ -71,12 +71,19 @@
     X(cuModuleGetFunction)                                                             \
     X(cuModuleUnload)                                                                  \
     X(cuLaunchKernel)                                                                  \
+    X(cuStreamIsCapturing)                                                             \
     X(cuMemAllocAsync)                                                                 \
     X(cuMemFreeAsync)
+
+/* Entry points used where the driver has them and done without where it
+ * has not (NULL then): cuLaunchKernelEx (CUDA 12.0) for programmatic
+ * dependent launch. */
+#define USHMEMI_CU_OPTIONAL_SYMBOLS(X) X(cuLaunchKernelEx)
 
 #define USHMEMI_CU_FIELD(name) __typeof__(name) *name;
 struct ushmemi_cu_api {
     USHMEMI_CU_SYMBOLS(USHMEMI_CU_FIELD)
+    USHMEMI_CU_OPTIONAL_SYMBOLS(USHMEMI_CU_FIELD)
 };
 #undef USHMEMI_CU_FIELD
 
@@ -155,6 +162,11 @@ struct ushmemi_device {
     CUmodule amo_module;
     CUfunction amo_fn;
     CUfunction exchange_fn; /* the stream barrier's round (cuda_amo.c) */
+    /* The same round for programmatic dependent launch (compute capability
+     * 9.0 and up, a driver with cuLaunchKernelEx), or NULL. */
+    CUmodule pdl_module;
+    CUfunction exchange_pdl_fn;
+    bool pdl_tried;
     enum {
         USHMEMI_CUDA_EXCHANGE_AUTO,
         USHMEMI_CUDA_EXCHANGE_KERNEL,
@@ -204,7 +216,8 @@ ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
 ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void *stream,
                                                uint64_t *const *addrs, const uint64_t *values,
                                                int nwrites, uint64_t *const *wait_addrs,
-                                               const uint64_t *wait_values, int nwaits);
+                                               const uint64_t *wait_values, int nwaits,
+                                               bool shared);
 ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr, size_t size);
 ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
                                   size_t len);

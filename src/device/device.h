@@ -197,11 +197,14 @@ struct ushmemi_device_ops {
      * values[i] to addrs[i] for i < nwrites, each after everything before
      * it on the stream, then waits until every wait_addrs[j] >=
      * wait_values[j], queued at once (cuda: one kernel, or a batch of
-     * stream memory operations); at most USHMEMI_STREAM_BATCH of each. */
+     * stream memory operations); at most USHMEMI_STREAM_BATCH of each.
+     * `shared`: a value waited for comes from a process on this very
+     * device, whose work cannot run while a kernel of this one spins on
+     * it (cuda: memory operations then, unless told otherwise). */
     ushmem_status_t (*stream_exchange64)(struct ushmemi_device *dev, void *stream,
                                          uint64_t *const *addrs, const uint64_t *values,
                                          int nwrites, uint64_t *const *wait_addrs,
-                                         const uint64_t *wait_values, int nwaits);
+                                         const uint64_t *wait_values, int nwaits, bool shared);
     /* dst[i] = srcs[0][i] + srcs[1][i] + ... for i < count, added in that
      * order (so floating sums agree wherever the same sources are summed),
      * queued on the stream. Sources are this device's memory or peers' as

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../proxy/proxy.h"
+#include "../transport/decide.h"
 #include "coll.h"
 #include "internal.h"
 
@@ -194,8 +195,9 @@ static bool team_set(const char *call, shmem_team_t team, struct ushmemi_coll_se
  * Each ordered pair counts its messages as in the rounds below, so teams
  * that share PEs may use either. False when this backend or team takes the
  * rounds. How the backend queues it (on cuda, a small kernel or stream
- * memory operations: USHMEM_CUDA_STREAM_BARRIER) is the backend's choice;
- * the README gives what each measured. */
+ * memory operations: USHMEM_CUDA_STREAM_BARRIER) is the backend's choice,
+ * told whether a member shares this PE's device; the README gives what
+ * each measured. */
 static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_set *set,
                                    CUstream stream)
 {
@@ -203,6 +205,7 @@ static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_s
     uint64_t values[USHMEMI_STREAM_BATCH], expect[USHMEMI_STREAM_BATCH];
     uint64_t *own = ushmemi_g.reserved->stream_flags;
     int n = 0;
+    bool shared = false;
 
     if (ushmemi_g.dev_ops->stream_exchange64 == NULL || set->size < 2 ||
         set->size - 1 > USHMEMI_STREAM_BATCH)
@@ -214,6 +217,7 @@ static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_s
         if (loc.mapped == NULL)
             return false; /* the rounds reach it through the proxy */
         flags[n++] = (uint64_t *)loc.mapped;
+        shared = shared || ushmemi_g.pair_caps[pe].same_device;
     }
     /* Counted once every member is known to be mapped. */
     for (int i = 1; i < set->size; i++) {
@@ -223,7 +227,7 @@ static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_s
         expect[i - 1] = ++stream_expected[pe];
     }
     check(call, ushmemi_g.dev_ops->stream_exchange64(ushmemi_g.dev, stream_of(stream), flags,
-                                                     values, n, waits, expect, n));
+                                                     values, n, waits, expect, n, shared));
     return true;
 }
 
