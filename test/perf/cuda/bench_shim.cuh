@@ -241,6 +241,30 @@ static inline int bench_parse_count(const char *s, long *out)
     return 0;
 }
 
+/* Sets on[k] for each of the n names[k] in the comma-separated list, the
+ * others to 0. Returns -1 on an unknown name or an empty list, else 0. */
+static inline int bench_parse_names(const char *list, const char *const *names, int n, int *on)
+{
+    char buf[256];
+    char *save = NULL;
+    int any = 0;
+
+    if (strlen(list) >= sizeof(buf))
+        return -1;
+    strcpy(buf, list);
+    for (int k = 0; k < n; k++)
+        on[k] = 0;
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        int k;
+        for (k = 0; k < n && strcmp(t, names[k]) != 0; k++)
+            ;
+        if (k == n)
+            return -1;
+        on[k] = any = 1;
+    }
+    return any ? 0 : -1;
+}
+
 /* The value of option `name` at argv[*i]: "--name=V" or "--name V" (which
  * moves *i past V). NULL when argv[*i] is not that option. */
 static inline const char *bench_opt(int argc, char **argv, int *i, const char *name)

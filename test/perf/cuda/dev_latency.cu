@@ -152,6 +152,8 @@ __global__ void signal_kernel(uint64_t *sig, long *data, int role, long warmup, 
     B_quiet();
 }
 
+/* The device barrier_all, or with SYNC sync_all, in a loop. */
+template <bool SYNC>
 __global__ void barrier_kernel(long warmup, long iters, unsigned long long *ns)
 {
     unsigned long long t0 = bench_clock_ns();
@@ -159,19 +161,10 @@ __global__ void barrier_kernel(long warmup, long iters, unsigned long long *ns)
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup)
             t0 = bench_clock_ns();
-        B_barrier_all();
-    }
-    *ns = bench_clock_ns() - t0;
-}
-
-__global__ void sync_kernel(long warmup, long iters, unsigned long long *ns)
-{
-    unsigned long long t0 = bench_clock_ns();
-
-    for (long i = 0; i < warmup + iters; i++) {
-        if (i == warmup)
-            t0 = bench_clock_ns();
-        B_sync_all();
+        if (SYNC)
+            B_sync_all();
+        else
+            B_barrier_all();
     }
     *ns = bench_clock_ns() - t0;
 }
@@ -396,29 +389,6 @@ static int is_barrier_op(int k)
            k == OP_RAW_BARRIER || k == OP_SYNC;
 }
 
-/* Sets want[op] for each op named in the comma-separated list; -1 on an
- * unknown name. */
-static int parse_ops(const char *list, int *want)
-{
-    char buf[256];
-    char *save = NULL;
-
-    if (strlen(list) >= sizeof(buf))
-        return -1;
-    strcpy(buf, list);
-    for (int k = 0; k < NOPS; k++)
-        want[k] = 0;
-    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
-        int k;
-        for (k = 0; k < NOPS && strcmp(t, op_names[k]) != 0; k++)
-            ;
-        if (k == NOPS)
-            return -1;
-        want[k] = 1;
-    }
-    return 0;
-}
-
 /* What one timed run of an op needs. */
 struct run {
     struct sym *s;
@@ -479,10 +449,10 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
         static const void *const fns[NOPS] = {
             (const void *)p_kernel,       (const void *)g_kernel,
             (const void *)fadd_kernel,    (const void *)signal_kernel,
-            (const void *)barrier_kernel, NULL,
+            (const void *)barrier_kernel<false>, NULL,
             (const void *)raw_p_kernel,   (const void *)raw_fadd_kernel,
             (const void *)raw_signal_kernel, NULL,
-            (const void *)raw_barrier_kernel, (const void *)sync_kernel};
+            (const void *)raw_barrier_kernel, (const void *)barrier_kernel<true>};
         void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,
                              args_p, args_f, args_rs, NULL, args_rb, args_b};
         /* Half a round trip for the ping-pongs, one operation otherwise. */
@@ -572,7 +542,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (parse_ops(ops, want) != 0) {
+    if (bench_parse_names(ops, op_names, NOPS, want) != 0) {
         fprintf(stderr, "dev_latency: --op takes a comma-separated list from " OP_LIST "\n");
         return 2;
     }

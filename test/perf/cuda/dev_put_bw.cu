@@ -169,30 +169,6 @@ static void usage(FILE *f)
             MAX_LIST);
 }
 
-/* Parses a comma list of names from `names` (n of them) into on[]; -1 on an
- * unknown or empty one. */
-static int parse_names(const char *list, const char *const *names, int n, int *on)
-{
-    char buf[128];
-    char *save = NULL;
-    int any = 0;
-
-    if (strlen(list) >= sizeof(buf))
-        return -1;
-    strcpy(buf, list);
-    for (int k = 0; k < n; k++)
-        on[k] = 0;
-    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
-        int k;
-        for (k = 0; k < n && strcmp(t, names[k]) != 0; k++)
-            ;
-        if (k == n)
-            return -1;
-        on[k] = any = 1;
-    }
-    return any ? 0 : -1;
-}
-
 /* Parses a comma list of block counts; -1 on a bad one or too many. */
 static int parse_blocks(const char *list, struct opts *o)
 {
@@ -239,9 +215,9 @@ static int parse(int argc, char **argv, struct opts *o)
             o->ops[0] = 0;
             o->ops[1] = 1;
         } else if ((v = bench_opt(argc, argv, &i, "--op")) != NULL) {
-            bad = parse_names(v, op_names, 2, o->ops) != 0;
+            bad = bench_parse_names(v, op_names, 2, o->ops) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--scope")) != NULL) {
-            bad = parse_names(v, scope_names, 4, o->scopes) != 0;
+            bad = bench_parse_names(v, scope_names, 4, o->scopes) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--blocks")) != NULL) {
             bad = parse_blocks(v, o) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--threads")) != NULL) {
