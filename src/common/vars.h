@@ -71,7 +71,8 @@
     X(cuda_stream_barrier, "USHMEM_CUDA_STREAM_BARRIER", STRING, "auto",             \
       "cuda backend: how a stream-ordered barrier's round is queued: kernel (one "      \
       "small kernel writes the flags and waits), memops (stream memory operations), "   \
-      "or auto (the kernel, which measured faster at 2 and 4 PEs)")                  \
+      "or auto (the kernel, which measured faster at 2 and 4 PEs; memops where a "     \
+      "member shares this PE's GPU, on which a spinning kernel waits a time slice)")  \
     X(ze_kernels, "USHMEM_ZE_KERNELS", STRING, "",                                   \
       "A module of the ze backend's own kernels (the proxy's device atomic) in the "    \
       "driver's native format, for a Level Zero driver that takes no SPIR-V (the CPU "  \
