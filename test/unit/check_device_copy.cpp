@@ -3,8 +3,9 @@
  * is called in turn, as the group's threads would run it, and together they
  * must copy exactly the n bytes, for every relative alignment the copy tells
  * apart, group sizes from one thread to a block, and lengths across each
- * boundary between its paths (one word per thread, the four-word loop and
- * its tail, heads and tails of bytes). Bytes around the destination must
+ * boundary between its paths (one word per thread, up to four whole
+ * 16-byte words per thread one at a time, the four-word loop and its tail,
+ * heads and tails of bytes). Bytes around the destination must
  * stay as they were. */
 #include <cstddef>
 #include <cstdint>
