@@ -480,10 +480,14 @@ row "putmem_signal ping-pong, half RTT (us)" "$(val dev_latency ushmem signal)" 
     "$(val dev_latency nvshmem signal)" "<=0.9"
 row "floor: raw store+fence+add signal vs NVSHMEM's" "$(val dev_latency ushmem raw_signal)" \
     "$(val dev_latency nvshmem signal)" -
+row "floor: the same with no fence (unordered: no signal)" \
+    "$(val dev_latency ushmem raw_signal_unordered)" "$(val dev_latency nvshmem signal)" -
 row "device barrier_all vs NVSHMEM's (us)" "$(val dev_latency ushmem barrier)" \
     "$(val dev_latency nvshmem barrier)" "<=0.9"
-row "device sync_all vs NVSHMEM's (us)" "$(val dev_latency ushmem sync)" \
-    "$(val dev_latency nvshmem sync)" "<=0.9"
+row "device sync_all vs NVSHMEM's barrier_all (us)" "$(val dev_latency ushmem sync)" \
+    "$(val dev_latency nvshmem barrier)" "<=0.9"
+row "device sync_all vs NVSHMEM's sync_all (no fence)" "$(val dev_latency ushmem sync)" \
+    "$(val dev_latency nvshmem sync)" -
 row "floor: raw fence+store+poll barrier vs NV barrier" "$(val dev_latency ushmem raw_barrier)" \
     "$(val dev_latency nvshmem barrier)" -
 row "barrier_all_on_stream (us)" "$(val dev_latency ushmem barrier_stream)" \

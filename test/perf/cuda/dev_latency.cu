@@ -21,6 +21,9 @@
  *                   fence and a one-way relaxed add (red) to the signal,
  *                   waited for with an acquire poll: the ordering a signal
  *                   needs, and no more
+ *   raw_signal_unordered  raw_signal without the fence: what the fence
+ *                   costs (data and signal are then unordered, so it is
+ *                   no signal; late data is reported, not an error)
  *   raw_launch      an empty one-warp kernel launched from a host loop, per
  *                   launch: what barrier_stream costs at least where the
  *                   library launches a kernel per call (both do)
@@ -45,7 +48,8 @@
 #include <time.h>
 
 #define OP_LIST \
-    "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier,sync"
+    "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier," \
+    "sync,raw_signal_unordered"
 #define MAX_REPS 99
 #define ITERS_P2P 10000
 #define ITERS_BARRIER 1000
@@ -224,7 +228,9 @@ __global__ void raw_fadd_kernel(unsigned long long *ctr, int role, long warmup, 
 }
 
 /* As signal_kernel; the receiver checks that the data came with each
- * signal, and counts what did not in *bad. */
+ * signal, and counts what did not in *bad. FENCE false leaves out the
+ * fence that orders them. */
+template <bool FENCE>
 __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warmup, long iters,
                                   unsigned long long *ns, long *bad)
 {
@@ -248,7 +254,8 @@ __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warm
             wrong += data[0] != i;
         }
         *their_data = i;
-        __threadfence_system();
+        if (FENCE)
+            __threadfence_system();
         /* One-way, as a signal's add is: no old value comes back. */
         asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;"
                      :
@@ -371,8 +378,9 @@ static void usage(FILE *f)
 
 static const char *const op_names[] = {"p",          "g",          "fadd",       "signal",
                                        "barrier",    "barrier_stream", "raw_p", "raw_fadd",
-                                       "raw_signal", "raw_launch", "raw_barrier", "sync"};
-#define NOPS 12
+                                       "raw_signal", "raw_launch", "raw_barrier", "sync",
+                                       "raw_signal_unordered"};
+#define NOPS 13
 #define OP_FADD 2
 #define OP_BARRIER 4
 #define OP_BARRIER_STREAM 5
@@ -381,6 +389,7 @@ static const char *const op_names[] = {"p",          "g",          "fadd",      
 #define OP_RAW_LAUNCH 9
 #define OP_RAW_BARRIER 10
 #define OP_SYNC 11
+#define OP_RAW_SIGNAL_UNORDERED 12
 
 /* Ops every PE takes part in, timed per operation. */
 static int is_barrier_op(int k)
@@ -451,12 +460,13 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
             (const void *)fadd_kernel,    (const void *)signal_kernel,
             (const void *)barrier_kernel<false>, NULL,
             (const void *)raw_p_kernel,   (const void *)raw_fadd_kernel,
-            (const void *)raw_signal_kernel, NULL,
-            (const void *)raw_barrier_kernel, (const void *)barrier_kernel<true>};
-        void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,
-                             args_p, args_f, args_rs, NULL, args_rb, args_b};
+            (const void *)raw_signal_kernel<true>, NULL,
+            (const void *)raw_barrier_kernel, (const void *)barrier_kernel<true>,
+            (const void *)raw_signal_kernel<false>};
+        void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,   args_p,
+                             args_f, args_rs, NULL, args_rb, args_b, args_rs};
         /* Half a round trip for the ping-pongs, one operation otherwise. */
-        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1};
+        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2};
 
         bench_launch(fns[k], dim3(1), dim3(1), args[k], r->stream, 1);
         BENCH_CUDA(cudaStreamSynchronize(r->stream));
@@ -465,11 +475,15 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
     }
     bench_barrier_all();
 
-    /* The raw signal's receivers count data that came late. */
-    if (k == OP_RAW_SIGNAL && role != ROLE_IDLE) {
+    /* The raw signal's receivers count data that came late: wrong with the
+     * fence, only reported without it. */
+    if ((k == OP_RAW_SIGNAL || k == OP_RAW_SIGNAL_UNORDERED) && role != ROLE_IDLE) {
         long late = 0;
         BENCH_CUDA(cudaMemcpy(&late, sink_d, sizeof(late), cudaMemcpyDeviceToHost));
-        if (late != 0) {
+        if (late != 0 && k == OP_RAW_SIGNAL_UNORDERED) {
+            fprintf(stderr, "PE %d: raw_signal_unordered: %ld signals arrived before their data\n",
+                    me, late);
+        } else if (late != 0) {
             fprintf(stderr, "PE %d: raw_signal: %ld signals arrived before their data\n", me,
                     late);
             bad++;
@@ -588,7 +602,9 @@ int main(int argc, char **argv)
             "no library: host loop of empty one-warp kernel launches, per launch",
             "no library: 1-thread kernel, fence.sc.sys, relaxed store to every other PE, "
             "acquire poll, per barrier",
-            "device sync_all in a 1-thread kernel, per sync"};
+            "device sync_all in a 1-thread kernel, per sync",
+            "no library, not a signal: store, red.relaxed.sys.add with no fence / acquire "
+            "poll ping-pong, half round trip"};
 
         if (!want[k])
             continue;
