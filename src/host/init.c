@@ -345,9 +345,12 @@ static void do_init(int requested)
     if (status != USHMEM_OK)
         init_failed("cannot set up the device API (see above)", status);
     /* The blocks allocated above are the library's, like the reserved
-     * area before them: the user's part of the heap starts after them. The
-     * allocator is deterministic, so this is the same offset on every PE. */
-    size_t own_blocks = ushmemi_heap_prefix_in_use();
+     * area before them: the user's part of the heap starts after them, at
+     * the boundary where the allocator places its next block (the bytes up
+     * to it hold no block of anyone's). The allocator is deterministic, so
+     * this is the same offset on every PE. */
+    size_t own_blocks = (ushmemi_heap_prefix_in_use() + USHMEMI_HEAP_BLOCK_ALIGN - 1) &
+                        ~(USHMEMI_HEAP_BLOCK_ALIGN - 1);
     ushmemi_g.user_base += own_blocks;
     ushmemi_g.user_size -= own_blocks;
     print_banner();

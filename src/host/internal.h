@@ -320,7 +320,10 @@ void ushmemi_static_unshare(void);
  * PEs make progress. */
 void ushmemi_poll_pause(unsigned *spins);
 
-/* Heap allocator (heap.c): deterministic, metadata in host memory. */
+/* Heap allocator (heap.c): deterministic, metadata in host memory. Every
+ * block starts on a multiple of USHMEMI_HEAP_BLOCK_ALIGN (from the heap's
+ * base, which is aligned far more), whatever alignment the caller asks. */
+#define USHMEMI_HEAP_BLOCK_ALIGN ((size_t)256)
 ushmem_status_t ushmemi_heap_init(char *base, size_t size);
 void ushmemi_heap_fini(void);
 void *ushmemi_heap_alloc(size_t align, size_t size);
@@ -332,7 +335,8 @@ bool ushmemi_heap_resize(void *ptr, size_t size);
 /* Size of the live allocation at ptr, 0 when none. */
 size_t ushmemi_heap_block_size(const void *ptr);
 size_t ushmemi_heap_bytes_in_use(void);
-/* Bytes from the start of the heap that live blocks cover without a gap:
+/* Bytes from the start of the heap to the end of the last of the live
+ * blocks that follow each other with no gap any allocation could use:
  * after shmem_init's own allocations, where the user's part begins. */
 size_t ushmemi_heap_prefix_in_use(void);
 

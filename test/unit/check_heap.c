@@ -30,9 +30,10 @@ START_TEST(test_alignment_and_bounds)
     ck_assert_ptr_nonnull(a);
     ck_assert_ptr_nonnull(b);
     ck_assert_ptr_nonnull(c);
-    ck_assert_uint_eq((uintptr_t)a % 64, 0);
+    /* At least 256-byte boundaries, as GPU code expects of cudaMalloc. */
+    ck_assert_uint_eq((uintptr_t)a % 256, 0);
     ck_assert_uint_eq((uintptr_t)b % 4096, 0);
-    ck_assert_uint_eq((uintptr_t)c % 64, 0);
+    ck_assert_uint_eq((uintptr_t)c % 256, 0);
     ck_assert(a >= arena && b + 100 <= arena + HEAP_SIZE);
     /* Non-overlapping */
     ck_assert(a + 1 <= b || b + 100 <= a);
@@ -57,7 +58,7 @@ START_TEST(test_exhaustion_and_reuse)
     for (int o = 0; o < 6; o++) {
         char *p[3];
         for (int i = 0; i < 3; i++)
-            ck_assert_ptr_nonnull(p[i] = ushmemi_heap_alloc(0, HEAP_SIZE / 3 - 64));
+            ck_assert_ptr_nonnull(p[i] = ushmemi_heap_alloc(0, HEAP_SIZE / 3 - 256));
         for (int i = 0; i < 3; i++)
             ck_assert(ushmemi_heap_free(p[orders[o][i]]));
         char *all = ushmemi_heap_alloc(0, HEAP_SIZE);
@@ -83,15 +84,41 @@ START_TEST(test_resize_in_place)
     ck_assert_uint_eq(ushmemi_heap_bytes_in_use(), HEAP_SIZE);
     ck_assert(!ushmemi_heap_resize(a, HEAP_SIZE + 64));
     ck_assert(ushmemi_heap_resize(a, 64));
-    /* A used neighbour blocks growth. */
+    /* A used neighbour blocks growth past it; the gap before it (the next
+     * block starts on a 256-byte boundary) is room. */
     char *c = ushmemi_heap_alloc(0, 64);
-    ck_assert_ptr_eq(c, a + 64);
-    ck_assert(!ushmemi_heap_resize(a, 128));
+    ck_assert_ptr_eq(c, a + 256);
+    ck_assert(!ushmemi_heap_resize(a, 320));
     ck_assert_uint_eq(ushmemi_heap_block_size(a), 64);
+    ck_assert(ushmemi_heap_resize(a, 256));
+    ck_assert_uint_eq(ushmemi_heap_block_size(a), 256);
+    ck_assert(!ushmemi_heap_resize(a, 320));
     ck_assert(ushmemi_heap_free(c));
     ck_assert(ushmemi_heap_free(a));
     ck_assert_uint_eq(ushmemi_heap_bytes_in_use(), 0);
     ck_assert_ptr_eq(ushmemi_heap_alloc(0, HEAP_SIZE), arena);
+}
+END_TEST
+
+/* Where the user's part of the heap begins after shmem_init's own blocks:
+ * the padding before an aligned block is no gap, a free block where an
+ * allocation could start is. */
+START_TEST(test_prefix_in_use)
+{
+    ck_assert_uint_eq(ushmemi_heap_prefix_in_use(), 0);
+    char *a = ushmemi_heap_alloc(0, 64);
+    char *b = ushmemi_heap_alloc(0, 100);
+    ck_assert_ptr_eq(a, arena);
+    ck_assert_ptr_eq(b, arena + 256); /* 192 bytes of padding before it */
+    ck_assert_uint_eq(ushmemi_heap_prefix_in_use(), 256 + 128);
+    char *c = ushmemi_heap_alloc(0, 512);
+    ck_assert_ptr_eq(c, arena + 512);
+    ck_assert_uint_eq(ushmemi_heap_prefix_in_use(), 1024);
+    ck_assert(ushmemi_heap_free(b)); /* [64, 512) is free, and 256 can take a block */
+    ck_assert_uint_eq(ushmemi_heap_prefix_in_use(), 64);
+    ck_assert(ushmemi_heap_free(a));
+    ck_assert_uint_eq(ushmemi_heap_prefix_in_use(), 0);
+    ck_assert(ushmemi_heap_free(c));
 }
 END_TEST
 
@@ -165,6 +192,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_alignment_and_bounds);
+    tcase_add_test(tc, test_prefix_in_use);
     tcase_add_test(tc, test_exhaustion_and_reuse);
     tcase_add_test(tc, test_bad_free);
     tcase_add_test(tc, test_resize_in_place);
