@@ -25,8 +25,12 @@
 #            libfabric the build loads registers CUDA memory (ushmem_info
 #            says so; scripts/build-libfabric.sh builds one); scopes: put
 #            and get at thread, warp and block scope on 1, 8, 32 and 132
-#            blocks and put/getmem_on_stream (the copy engine), every size
-#            from 8 B to SCOPES_MAX (default 1G), each against NVSHMEM, and
+#            blocks and put/getmem_on_stream (the copy engine; with the
+#            host's time to queue one call, and beside cudaMemcpyAsync to
+#            the mapped peer buffer in each library's job), every size
+#            from 8 B to SCOPES_MAX (default 1G), each against NVSHMEM (and,
+#            with SCOPES_AGAIN=1, the default, each library's sweep a second
+#            time: its lowest ratio against itself is the noise), and
 #            the lowest ratio over all of them; sycl: test/perf/sycl's
 #            put bandwidth and p latency from SYCL kernels (AdaptiveCpp's
 #            cuda target, compiled beforehand by scripts/build-sycl-gpu.sh
@@ -367,25 +371,33 @@ fi
 # carries the launch's jitter), iterations capped at 2 GiB a size;
 # csv/dev_OP_bw_SCOPE-bBLOCKS_IMPL.csv (stream: dev_OP_bw_stream_IMPL.csv).
 scope_blocks=(1 8 32 132)
-scope_args=(--op "put,get" --scope "thread,warp,block,stream"
+scope_args=(--op "put,get" --scope "thread,warp,block,stream,raw_stream"
     --blocks "$(IFS=,; echo "${scope_blocks[*]}")" --threads 1024 --min-size 8
     --max-size "${SCOPES_MAX:-1G}" --iters 50 --reps 3 --max-bytes 2G)
+# Then (SCOPES_AGAIN=1, the default) each library's sweep once more, as
+# IMPL-again: the lowest ratio of a library against itself is what the
+# noise alone makes of a single size, the scale for reading the lowest
+# ushmem/NVSHMEM ratio.
 if want scopes; then
-    for impl in ushmem nvshmem; do
+    jobs=(ushmem nvshmem)
+    [ "${SCOPES_AGAIN:-1}" = 1 ] && jobs+=(ushmem-again nvshmem-again)
+    for job in "${jobs[@]}"; do
+        impl=${job%-again}
         [ -x "$bin/dev_put_bw_$impl" ] || continue
-        f=$out/dev_put_bw_scopes_$impl.txt
+        f=$out/dev_put_bw_scopes_$job.txt
         if [ $impl = ushmem ]; then
             run_ushmem "$f" 240 3G "$bin/dev_put_bw_$impl" "${scope_args[@]}"
         else
             run_nvshmem "$f" 240 3221225472 "$bin/dev_put_bw_$impl" "${scope_args[@]}"
-        fi || say "dev_put_bw, scopes ($impl) exited $?: see ${f##*/}"
+        fi || say "dev_put_bw, scopes ($job) exited $?: see ${f##*/}"
         for op in put get; do
             for sc in thread warp block; do
                 for b in "${scope_blocks[@]}"; do
-                    to_csv "$f" "dev_${op}_bw_$sc-b$b" $impl
+                    to_csv "$f" "dev_${op}_bw_$sc-b$b" $impl "$job"
                 done
             done
-            to_csv "$f" "dev_${op}_bw_stream" $impl
+            to_csv "$f" "dev_${op}_bw_stream" $impl "$job"
+            to_csv "$f" "dev_${op}_raw_stream" $impl "$job"
         done
     done
 fi
@@ -427,14 +439,15 @@ put_at() {
     [ -n "$v" ] || v=$(val dev_put_bw_block "$2" "$1")
     printf '%s' "$v"
 }
-# lowest_ratio OP: the lowest ushmem/NVSHMEM bandwidth ratio over every
-# scope, block count and size of the scopes sweep, as "RATIO SCOPE SIZE".
+# lowest_ratio OP [A B]: the lowest A/B bandwidth ratio (default ushmem
+# over nvshmem, the labels of the CSVs) over every scope, block count and
+# size of the scopes sweep, as "RATIO SCOPE SIZE".
 lowest_ratio() {
-    local f u lo=""
-    for u in "$csvdir"/dev_"$1"_bw_*_ushmem.csv; do
-        f=${u%_ushmem.csv}_nvshmem.csv
+    local f u lo="" a=${2:-ushmem} b=${3:-nvshmem}
+    for u in "$csvdir"/dev_"$1"_bw_*_"$a".csv; do
+        f=${u%_"$a".csv}_$b.csv
         [ -f "$u" ] && [ -f "$f" ] || continue
-        lo=$(awk -F, -v cfg="$(basename "${u%_ushmem.csv}")" -v lo="$lo" '
+        lo=$(awk -F, -v cfg="$(basename "${u%_"$a".csv}")" -v lo="$lo" '
             $1 !~ /^[0-9]+$/ { next }
             FNR == NR { nv[$1] = $2; next }
             ($1 in nv) && nv[$1] > 0 {
@@ -453,6 +466,11 @@ if want scopes; then
         read -r r cfg sz <<<"$(lowest_ratio $op)"
         [ -n "$r" ] && row "every size/scope/blocks: lowest $op ratio (${cfg#dev_"${op}"_bw_}, $sz B)" \
             "$r" 1 ">=1.0"
+        for impl in ushmem nvshmem; do
+            read -r r cfg sz <<<"$(lowest_ratio $op "$impl-again" $impl)"
+            [ -n "$r" ] && row "noise: lowest $op ratio, $impl's 2nd job / 1st (${cfg#dev_"${op}"_bw_}, $sz B)" \
+                "$r" 1 -
+        done
     done
 fi
 row "put bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_put_bw_block ushmem $mib64)" \
@@ -472,6 +490,20 @@ want scopes && row "put on stream (copy engine), 64 MiB (GB/s), vs link ceiling 
     "$(val dev_put_bw_stream ushmem $mib64)" "$(val nvlink_ceiling raw ce)" ">=0.95"
 want scopes && row "put on stream, 64 MiB (GB/s), vs NVSHMEM on stream" \
     "$(val dev_put_bw_stream ushmem $mib64)" "$(val dev_put_bw_stream nvshmem $mib64)" -
+# Small stream-ordered puts: the call's host time to queue one, and the
+# floor in each library's job (cudaMemcpyAsync to the mapped peer buffer, no
+# library call), which tells a gap in the call from one in the driver's copy
+# of each library's heap.
+if want scopes; then
+    row "put on stream 8 B (GB/s), vs NVSHMEM on stream" "$(val dev_put_bw_stream ushmem 8)" \
+        "$(val dev_put_bw_stream nvshmem 8)" -
+    row "put on stream 8 B, host us to queue one" "$(val dev_put_bw_stream ushmem 8 3)" \
+        "$(val dev_put_bw_stream nvshmem 8 3)" -
+    row "floor: cudaMemcpyAsync 8 B to the peer, each job (GB/s)" \
+        "$(val dev_put_raw_stream ushmem 8)" "$(val dev_put_raw_stream nvshmem 8)" -
+    row "floor: the same, host us to queue one" "$(val dev_put_raw_stream ushmem 8 3)" \
+        "$(val dev_put_raw_stream nvshmem 8 3)" -
+fi
 want get && row "get bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_get_bw_block ushmem $mib64)" \
     "$(val dev_get_bw_block nvshmem $mib64)" -
 row "link ceiling, copy engine, 64 MiB (GB/s)" "$(val nvlink_ceiling raw ce)" \

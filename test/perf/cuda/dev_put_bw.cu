@@ -5,34 +5,48 @@
  * cudaEvents around the kernel give the time. Other PEs stay idle. Scope
  * `stream` runs no kernel: the host queues putmem_on_stream (getmem) of the
  * whole message --iters times on one stream, then quiet_on_stream, the
- * copy-engine road that leaves the SMs free.
+ * copy-engine road that leaves the SMs free. Scope `raw_stream` is its floor
+ * with no library call: cudaMemcpyAsync on the same stream to (from) the
+ * peer's buffer as mapped here (the library's device `ptr` call gives the
+ * address), so that a gap between the two libraries' stream rows shows
+ * whether it is in the call or in how the driver copies each one's heap.
+ * Both stream scopes add a column: the host's microseconds per call to
+ * queue one message (the fastest run's queueing loop over its iterations).
  *
  *   dev_put_bw [--op put|get|put,get] [--get] [--scope LIST] [--blocks LIST]
  *              [--threads T] [--min-size S] [--max-size S] [--iters N]
- *              [--warmup N] [--reps R] [--max-bytes B]
+ *              [--warmup N] [--reps R] [--max-bytes B] [--align A]
  *
  * --scope and --blocks take comma lists, so that one job sweeps every
  * configuration (each job start costs seconds, NVSHMEM's more). --reps
  * times every size R times and keeps the fastest, since a short kernel's
  * time carries the launch's jitter; --max-bytes lowers the iterations of
  * large sizes so that one size moves at most B bytes a repetition.
+ * --align A starts both buffers at the next multiple of A bytes (a power of
+ * two up to 4096) past where the library's malloc put them; PE 0 prints
+ * where they start, modulo 4096, either way.
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
  * scripts/plot_perf.py reads it, one table per configuration:
  * "# dev_<put|get>_bw_<scope>[-b<blocks>],<impl>,<pes>" (the block count in
- * the name when --blocks lists more than one), then "size,bandwidth_gbs"
- * rows in GB/s (1e9 bytes per second). Every size is checked on the
+ * the name when --blocks lists more than one; "dev_<put|get>_raw_stream"
+ * for the floor, so that it is not taken for a library's row), then
+ * "size,bandwidth_gbs" rows in GB/s (1e9 bytes per second), with
+ * ",host_us" for the stream scopes. Every size is checked on the
  * receiving side after its timed runs; a wrong word makes every PE exit 1. */
 #include "bench_shim.cuh"
 
-enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK, SCOPE_STREAM };
-static const char *const scope_names[] = {"thread", "warp", "block", "stream"};
+#include <time.h>
+
+enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK, SCOPE_STREAM, SCOPE_RAW_STREAM, NSCOPES };
+static const char *const scope_names[NSCOPES] = {"thread", "warp", "block", "stream",
+                                                 "raw_stream"};
 
 #define MAX_LIST 8
 
 struct opts {
     int ops[2]; /* ops[0]: put, ops[1]: get */
-    int scopes[4];
+    int scopes[NSCOPES];
     long blocks[MAX_LIST];
     int nblocks;
     long threads;
@@ -42,6 +56,7 @@ struct opts {
     long warmup;
     long reps;
     size_t max_bytes;
+    long align;
 };
 
 /* Moves `size` bytes between PE 0's buffer and `peer`'s, iters times: puts
@@ -111,6 +126,32 @@ __global__ void check_kernel(const uint64_t *p, size_t nwords, int pe, unsigned 
 
 typedef void (*bw_fn)(char *, const char *, size_t, int, long);
 
+/* The peer's object `sym` as mapped on this PE, from the library's device
+ * call; NULL where the peer is not mapped here. */
+__global__ void peer_ptr_kernel(void **out, const void *sym, int pe)
+{
+    *out = B_STD(ptr)(sym, pe);
+}
+
+static char *peer_mapped(const void *sym, int pe, void **slot_d)
+{
+    void *p = NULL;
+
+    peer_ptr_kernel<<<1, 1>>>(slot_d, sym, pe);
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaMemcpy(&p, slot_d, sizeof(p), cudaMemcpyDeviceToHost));
+    return (char *)p;
+}
+
+/* Scope raw_stream: the same copies with no library, between this PE's
+ * buffer and the peer's as mapped here. */
+static void raw_on_stream(char *dst, const char *src, size_t size, long iters,
+                          cudaStream_t stream)
+{
+    for (long i = 0; i < iters; i++)
+        BENCH_CUDA(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, stream));
+}
+
 /* Scope stream: `iters` copies of the message queued on `stream` by the
  * host, then the quiet that completes them. */
 static void on_stream(char *dst, const char *src, size_t size, int peer, long iters, int get,
@@ -138,7 +179,7 @@ static void on_stream(char *dst, const char *src, size_t size, int peer, long it
 
 static bw_fn pick_kernel(int scope, int get)
 {
-    if (scope == SCOPE_STREAM)
+    if (scope >= SCOPE_STREAM)
         return NULL;
     static const bw_fn fns[3][2] = {
         {bw_kernel<SCOPE_THREAD, false>, bw_kernel<SCOPE_THREAD, true>},
@@ -156,7 +197,8 @@ static void usage(FILE *f)
             "                      by PE 0 from PE 1 (default put)\n"
             "  --get               the same as --op get\n"
             "  --scope LIST        comma list of thread, warp, block, stream (host calls\n"
-            "                      on_stream; no kernel) (default block)\n"
+            "                      on_stream; no kernel), raw_stream (cudaMemcpyAsync to the\n"
+            "                      peer's mapped buffer; no library) (default block)\n"
             "  --blocks LIST       comma list of thread block counts, up to %d (default 32)\n"
             "  --threads T         threads per block, a multiple of 32 up to 1024 (default 1024)\n"
             "  --min-size S        smallest message, bytes, K/M/G suffixes (default 8)\n"
@@ -165,7 +207,9 @@ static void usage(FILE *f)
             "  --warmup N          untimed repetitions before them (default 5)\n"
             "  --reps R            time each size R times, keep the fastest (default 1)\n"
             "  --max-bytes B       fewer iterations where size x iterations would pass B\n"
-            "                      (at least 1; default no limit)\n",
+            "                      (at least 1; default no limit)\n"
+            "  --align A           both buffers from the next multiple of A bytes, a power\n"
+            "                      of two up to 4096 (default 1: where malloc put them)\n",
             MAX_LIST);
 }
 
@@ -204,6 +248,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->iters = 50;
     o->warmup = 5;
     o->reps = 1;
+    o->align = 1;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int bad = 0;
@@ -217,7 +262,7 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if ((v = bench_opt(argc, argv, &i, "--op")) != NULL) {
             bad = bench_parse_names(v, op_names, 2, o->ops) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--scope")) != NULL) {
-            bad = bench_parse_names(v, scope_names, 4, o->scopes) != 0;
+            bad = bench_parse_names(v, scope_names, NSCOPES, o->scopes) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--blocks")) != NULL) {
             bad = parse_blocks(v, o) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--threads")) != NULL) {
@@ -235,6 +280,9 @@ static int parse(int argc, char **argv, struct opts *o)
             bad = bench_parse_count(v, &o->reps) != 0 || o->reps < 1;
         } else if ((v = bench_opt(argc, argv, &i, "--max-bytes")) != NULL) {
             bad = bench_parse_size(v, &o->max_bytes) != 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--align")) != NULL) {
+            bad = bench_parse_count(v, &o->align) != 0 || o->align < 1 || o->align > 4096 ||
+                  (o->align & (o->align - 1)) != 0;
         } else {
             bad = 1;
             v = argv[i];
@@ -257,6 +305,7 @@ static int parse(int argc, char **argv, struct opts *o)
 /* What one configuration's sweep needs. */
 struct sweep {
     char *src, *dst;
+    char *peer_src, *peer_dst; /* PE 1's src and dst as mapped here, or NULL */
     long *counts;
     unsigned long long *bad_d;
     cudaEvent_t start, stop;
@@ -264,19 +313,40 @@ struct sweep {
     int me;
 };
 
+static double host_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* Milliseconds of one timed run: `iters` messages of `size`, after `warmup`
- * untimed ones. */
+ * untimed ones; for the stream scopes also the host's seconds spent
+ * queueing the timed ones, in *queued_s. */
 static float time_once(const struct opts *o, const struct sweep *w, int scope, int get,
-                       long blocks, size_t size, long warmup, long iters)
+                       long blocks, size_t size, long warmup, long iters, double *queued_s)
 {
     char *dst = w->dst, *src = w->src;
     int peer = 1;
     float ms = 0;
 
-    if (scope == SCOPE_STREAM) {
-        on_stream(dst, src, size, peer, warmup, get, w->stream);
+    *queued_s = 0;
+    if (scope == SCOPE_STREAM || scope == SCOPE_RAW_STREAM) {
+        /* raw: from here to the peer's dst for a put, from the peer's src
+         * to here for a get. */
+        char *to = get ? dst : w->peer_dst;
+        const char *from = get ? w->peer_src : src;
+        if (scope == SCOPE_STREAM)
+            on_stream(dst, src, size, peer, warmup, get, w->stream);
+        else
+            raw_on_stream(to, from, size, warmup, w->stream);
         BENCH_CUDA(cudaEventRecord(w->start, w->stream));
-        on_stream(dst, src, size, peer, iters, get, w->stream);
+        double t0 = host_seconds();
+        if (scope == SCOPE_STREAM)
+            on_stream(dst, src, size, peer, iters, get, w->stream);
+        else
+            raw_on_stream(to, from, size, iters, w->stream);
+        *queued_s = host_seconds() - t0;
         BENCH_CUDA(cudaEventRecord(w->stop, w->stream));
     } else {
         bw_fn fn = pick_kernel(scope, get);
@@ -299,19 +369,31 @@ static int run_sweep(const struct opts *o, const struct sweep *w, int scope, int
 {
     const char *op = get ? "get" : "put";
     int me = w->me;
+    int on_host = scope == SCOPE_STREAM || scope == SCOPE_RAW_STREAM;
 
+    if (scope == SCOPE_RAW_STREAM && (w->peer_src == NULL || w->peer_dst == NULL)) {
+        if (me == 0)
+            printf("# dev_%s_raw_stream: PE 1's heap is not mapped on PE 0; skipped\n", op);
+        return 0;
+    }
     if (me == 0) {
         char name[64];
-        if (o->nblocks > 1 && scope != SCOPE_STREAM)
+        if (scope == SCOPE_RAW_STREAM)
+            snprintf(name, sizeof(name), "dev_%s_raw_stream", op);
+        else if (o->nblocks > 1 && scope != SCOPE_STREAM)
             snprintf(name, sizeof(name), "dev_%s_bw_%s-b%ld", op, scope_names[scope], blocks);
         else
             snprintf(name, sizeof(name), "dev_%s_bw_%s", op, scope_names[scope]);
         printf("# %s,%s,%d\n", name, BENCH_IMPL, npes);
-        printf("size,bandwidth_gbs\n");
+        printf(on_host ? "size,bandwidth_gbs,host_us\n" : "size,bandwidth_gbs\n");
         if (scope == SCOPE_STREAM)
             printf("# PE 0 %s PE 1, %smem_on_stream from the host, one stream, %ld iterations "
                    "after %ld warm-up, quiet_on_stream at the end",
                    get ? "<-" : "->", op, o->iters, o->warmup);
+        else if (scope == SCOPE_RAW_STREAM)
+            printf("# PE 0 %s PE 1, cudaMemcpyAsync %s PE 1's buffer as mapped here (no library "
+                   "call), one stream, %ld iterations after %ld warm-up",
+                   get ? "<-" : "->", get ? "from" : "to", o->iters, o->warmup);
         else
             printf("# PE 0 %s PE 1, %smem_nbi%s%s, %ld blocks x %ld threads, %ld iterations "
                    "after %ld warm-up, quiet at the end",
@@ -333,6 +415,7 @@ static int run_sweep(const struct opts *o, const struct sweep *w, int scope, int
         long iters = o->iters, warmup = o->warmup;
         unsigned long long bad = 0;
         float best = 0;
+        double queued_best = 0;
 
         if (o->max_bytes > 0 && (size_t)iters > o->max_bytes / size) {
             iters = o->max_bytes / size > 0 ? (long)(o->max_bytes / size) : 1;
@@ -343,9 +426,13 @@ static int run_sweep(const struct opts *o, const struct sweep *w, int scope, int
         BENCH_CUDA(cudaDeviceSynchronize());
         bench_barrier_all();
         for (long r = 0; me == 0 && r < o->reps; r++) {
-            float ms = time_once(o, w, scope, get, blocks, size, r == 0 ? warmup : 0, iters);
+            double queued_s;
+            float ms = time_once(o, w, scope, get, blocks, size, r == 0 ? warmup : 0, iters,
+                                 &queued_s);
             if (r == 0 || ms < best)
                 best = ms;
+            if (r == 0 || queued_s < queued_best)
+                queued_best = queued_s;
         }
         bench_barrier_all();
         if (me == receiver) {
@@ -364,7 +451,10 @@ static int run_sweep(const struct opts *o, const struct sweep *w, int scope, int
         }
         if (me == 0) {
             double gbs = (double)size * (double)iters / ((double)best * 1e-3) / 1e9;
-            printf("%zu,%.3f\n", size, gbs);
+            if (on_host)
+                printf("%zu,%.3f,%.3f\n", size, gbs, queued_best * 1e6 / (double)iters);
+            else
+                printf("%zu,%.3f\n", size, gbs);
             fflush(stdout);
         }
     }
@@ -389,10 +479,26 @@ int main(int argc, char **argv)
         return 77;
     }
 
-    w.src = (char *)bench_malloc(o.max_size);
-    w.dst = (char *)bench_malloc(o.max_size);
+    /* Every PE's buffers have the same residue modulo 4096 (the heaps are
+     * symmetric and their bases aligned), so all move alike. */
+    char *src_alloc = (char *)bench_malloc(o.max_size + (size_t)o.align);
+    char *dst_alloc = (char *)bench_malloc(o.max_size + (size_t)o.align);
+    w.src = src_alloc + (-(uintptr_t)src_alloc & (uintptr_t)(o.align - 1));
+    w.dst = dst_alloc + (-(uintptr_t)dst_alloc & (uintptr_t)(o.align - 1));
+    if (w.me == 0)
+        printf("# buffers from %s: src at %lu, dst at %lu modulo 4096%s\n", BENCH_IMPL,
+               (unsigned long)((uintptr_t)w.src % 4096), (unsigned long)((uintptr_t)w.dst % 4096),
+               o.align > 1 ? " (--align)" : "");
     w.counts = (long *)bench_malloc((size_t)npes * sizeof(long));
     BENCH_CUDA(cudaMalloc((void **)&w.bad_d, sizeof(*w.bad_d)));
+    w.peer_src = w.peer_dst = NULL;
+    if (o.scopes[SCOPE_RAW_STREAM]) {
+        void **slot_d;
+        BENCH_CUDA(cudaMalloc((void **)&slot_d, sizeof(*slot_d)));
+        w.peer_src = peer_mapped(w.src, 1, slot_d);
+        w.peer_dst = peer_mapped(w.dst, 1, slot_d);
+        BENCH_CUDA(cudaFree(slot_d));
+    }
     BENCH_CUDA(cudaEventCreate(&w.start));
     BENCH_CUDA(cudaEventCreate(&w.stop));
     BENCH_CUDA(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
@@ -401,12 +507,12 @@ int main(int argc, char **argv)
     BENCH_CUDA(cudaDeviceSynchronize());
 
     /* Puts before gets; within each, the scopes in their order, and the
-     * block counts as listed (the stream scope once: it runs no kernel). */
+     * block counts as listed (the stream scopes once: they run no kernel). */
     for (int get = 0; get < 2 && !failed; get++) {
-        for (int scope = 0; scope < 4 && o.ops[get] && !failed; scope++) {
+        for (int scope = 0; scope < NSCOPES && o.ops[get] && !failed; scope++) {
             for (int b = 0; o.scopes[scope] && b < o.nblocks && !failed; b++) {
                 failed = run_sweep(&o, &w, scope, get, o.blocks[b], npes);
-                if (scope == SCOPE_STREAM)
+                if (scope >= SCOPE_STREAM)
                     break;
             }
         }
@@ -417,8 +523,8 @@ int main(int argc, char **argv)
     BENCH_CUDA(cudaStreamDestroy(w.stream));
     BENCH_CUDA(cudaFree(w.bad_d));
     bench_free(w.counts);
-    bench_free(w.dst);
-    bench_free(w.src);
+    bench_free(dst_alloc);
+    bench_free(src_alloc);
     bench_finalize();
     return failed ? 1 : 0;
 }
