@@ -1,4 +1,8 @@
-/* shmem_align above the heap base's 2 MiB alignment: 4 KiB, 2 MiB, 4 MiB and
+/* Every allocation starts on a 256-byte boundary (the alignment cudaMalloc
+ * guarantees, which GPU code assumes), whatever its size or a smaller
+ * alignment asked; shmem_realloc's too.
+ *
+ * shmem_align above the heap base's 2 MiB alignment: 4 KiB, 2 MiB, 4 MiB and
  * 8 MiB blocks are aligned on every PE, sit at the same offset on every PE,
  * and a put into one reaches the same object on the peer. An alignment is
  * possible only where every PE's heap base has the same residue modulo it;
@@ -33,6 +37,23 @@ static size_t shared_alignment(void *obj, uint64_t *addrs)
         differ |= addrs[pe] ^ (uint64_t)(uintptr_t)obj;
     shmem_barrier_all();
     return differ == 0 ? SIZE_MAX : (size_t)(differ & (~differ + 1));
+}
+
+static void check_default_alignment(char *anchor, uint64_t *addrs)
+{
+    enum { N = 6 };
+    void *p[N] = {anchor, addrs, shmem_malloc(1), shmem_malloc(300), shmem_align(64, 8),
+                  shmem_calloc(3, 5)};
+    for (int i = 0; i < N; i++)
+        MPE_CHECK(p[i] != NULL && (uintptr_t)p[i] % 256 == 0,
+                  "allocation %d is at %p, not on a 256-byte boundary", i, p[i]);
+    void *grown = shmem_realloc(p[2], 5000); /* past p[3]: moves */
+    MPE_CHECK(grown != NULL && (uintptr_t)grown % 256 == 0,
+              "shmem_realloc to 5000 bytes gave %p, not on a 256-byte boundary", grown);
+    shmem_free(p[5]);
+    shmem_free(p[4]);
+    shmem_free(p[3]);
+    shmem_free(grown);
 }
 
 static void check_aligned_block(size_t align, size_t shared, char *anchor, uint64_t *addrs)
@@ -92,6 +113,7 @@ int main(int argc, char **argv)
     uint64_t *addrs = shmem_calloc((size_t)npes, sizeof(uint64_t));
     MPE_CHECK(anchor && addrs, "allocation failed");
     size_t shared = shared_alignment(anchor, addrs);
+    check_default_alignment(anchor, addrs);
 
     size_t aligns[] = {4096, 2 * MIB, 4 * MIB, 8 * MIB};
     for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++)
