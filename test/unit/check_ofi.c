@@ -777,15 +777,15 @@ static void run_case(size_t idx, int npes, pe_body body)
 }
 
 #define PROVIDER_CASES(p, idx)                                                \
-    START_TEST(rma_##p) { run_case(idx, 2 + 2 * _i, rma_body); }   \
+    START_TEST(rma_##p) { run_case(idx, 2 + 2 * _i, rma_body); }              \
     END_TEST                                                                  \
-    START_TEST(nbi_##p) { run_case(idx, 2 + 2 * _i, nbi_body); }   \
+    START_TEST(nbi_##p) { run_case(idx, 2 + 2 * _i, nbi_body); }              \
     END_TEST                                                                  \
-    START_TEST(fence_##p) { run_case(idx, 2 + 2 * _i, fence_body); } \
+    START_TEST(fence_##p) { run_case(idx, 2 + 2 * _i, fence_body); }          \
     END_TEST                                                                  \
-    START_TEST(amo_##p) { run_case(idx, 2 + 2 * _i, amo_body); }   \
+    START_TEST(amo_##p) { run_case(idx, 2 + 2 * _i, amo_body); }              \
     END_TEST                                                                  \
-    START_TEST(latency_##p) { run_case(idx, 2, latency_body); }    \
+    START_TEST(latency_##p) { run_case(idx, 2, latency_body); }               \
     END_TEST
 
 PROVIDER_CASES(tcp, 0)

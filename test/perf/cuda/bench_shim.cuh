@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(BENCH_NVSHMEM)
 #include <mpi.h>
@@ -381,6 +382,16 @@ __device__ static inline void B_quiet_block(void)
 }
 
 /* ---- Device helpers ---- */
+
+/* Seconds on the host's monotonic clock (what the host spends queueing
+ * stream work). */
+static inline double bench_host_seconds(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 /* Nanoseconds from the GPU's global timer, which, unlike clock64, does not
  * follow the SM clock as it boosts and throttles. */

@@ -50,7 +50,6 @@
 #include "bench_shim.cuh"
 
 #include <cuda/atomic>
-#include <time.h>
 
 #define OP_LIST \
     "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier," \
@@ -352,7 +351,6 @@ static double time_stream_loop(void (*issue)(cudaStream_t), cudaStream_t stream,
 {
     cudaEvent_t start, stop;
     float ms = 0;
-    struct timespec t0, t1;
 
     BENCH_CUDA(cudaEventCreate(&start));
     BENCH_CUDA(cudaEventCreate(&stop));
@@ -360,12 +358,10 @@ static double time_stream_loop(void (*issue)(cudaStream_t), cudaStream_t stream,
         issue(stream);
     BENCH_CUDA(cudaStreamSynchronize(stream));
     BENCH_CUDA(cudaEventRecord(start, stream));
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = bench_host_seconds();
     for (long i = 0; i < iters; i++)
         issue(stream);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    *host_us = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
-               1e3 / (double)iters;
+    *host_us = (bench_host_seconds() - t0) * 1e6 / (double)iters;
     BENCH_CUDA(cudaEventRecord(stop, stream));
     BENCH_CUDA(cudaEventSynchronize(stop));
     BENCH_CUDA(cudaGetLastError());

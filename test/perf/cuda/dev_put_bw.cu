@@ -36,8 +36,6 @@
  * receiving side after its timed runs; a wrong word makes every PE exit 1. */
 #include "bench_shim.cuh"
 
-#include <time.h>
-
 enum scope { SCOPE_THREAD, SCOPE_WARP, SCOPE_BLOCK, SCOPE_STREAM, SCOPE_RAW_STREAM, NSCOPES };
 static const char *const scope_names[NSCOPES] = {"thread", "warp", "block", "stream",
                                                  "raw_stream"};
@@ -313,13 +311,6 @@ struct sweep {
     int me;
 };
 
-static double host_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Milliseconds of one timed run: `iters` messages of `size`, after `warmup`
  * untimed ones; for the stream scopes also the host's seconds spent
  * queueing the timed ones, in *queued_s. */
@@ -341,12 +332,12 @@ static float time_once(const struct opts *o, const struct sweep *w, int scope, i
         else
             raw_on_stream(to, from, size, warmup, w->stream);
         BENCH_CUDA(cudaEventRecord(w->start, w->stream));
-        double t0 = host_seconds();
+        double t0 = bench_host_seconds();
         if (scope == SCOPE_STREAM)
             on_stream(dst, src, size, peer, iters, get, w->stream);
         else
             raw_on_stream(to, from, size, iters, w->stream);
-        *queued_s = host_seconds() - t0;
+        *queued_s = bench_host_seconds() - t0;
         BENCH_CUDA(cudaEventRecord(w->stop, w->stream));
     } else {
         bw_fn fn = pick_kernel(scope, get);
