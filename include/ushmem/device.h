@@ -80,6 +80,9 @@
  *   otherwise the ordered helpers above stand in):
  *   ushmemi_dev_post_after_fence64: a set or add that directly follows the
  *   thread's own ushmemi_dev_fence, which already orders what came before;
+ *   ushmemi_dev_post_release64: a set or add that orders everything the
+ *   thread has seen before it (its own writes, and its group's once the
+ *   group has met), with no fence of its own to follow;
  *   ushmemi_dev_own_load64/store64: a word only this device's threads use,
  *   between calls the program orders (the device barrier's epoch).
  * ushmemi_dev_group_rank/size/sync(scope): the threads that make one
@@ -116,6 +119,11 @@ typedef unsigned ushmemi_dev_scope;
 #if !defined(USHMEMI_DEV_HAS_RELAXED)
 USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
 {
+    ushmemi_dev_post64(p, op, v);
+}
+USHMEM_DEVICE_FN void ushmemi_dev_post_release64(uint64_t *p, unsigned op, uint64_t v)
+{
+    ushmemi_dev_fence();
     ushmemi_dev_post64(p, op, v);
 }
 USHMEM_DEVICE_FN uint64_t ushmemi_dev_own_load64(const uint64_t *p)
@@ -548,6 +556,27 @@ USHMEM_DEVICE_FN void ushmemi_dev_signal_after_fence(uint64_t *dest, int pe, uns
     ushmemi_dev_amo(dest, pe, cls, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
 }
 
+/* A 64-bit set or add (a signal) that must not overtake what the calling
+ * thread, or the group that met before it, wrote on the direct road: where
+ * the signal goes directly too, one release write (release is cumulative, so
+ * it covers the group's writes the meeting showed this thread); through the
+ * proxy, a fence first, which completes those writes before the request
+ * leaves. */
+USHMEM_DEVICE_FN void ushmemi_dev_signal_release(uint64_t *dest, int pe, unsigned op,
+                                                 uint64_t value)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    void *target = ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_SIGNAL);
+
+    if (target != NULL) {
+        ushmemi_dev_post_release64((uint64_t *)target, op, value);
+        return;
+    }
+    ushmemi_dev_fence();
+    ushmemi_dev_amo(dest, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64, 8, value, 0,
+                    0);
+}
+
 /* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
  * standard adds compare_swap, add and inc; bitwise: and, or, xor. */
 #define USHMEM_DEVICE_AMO_STD_TYPES(X)                                                 \
@@ -670,7 +699,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_quiet_group(ushmemi_dev_scope scope)
 }
 
 #if !USHMEMI_DEV_GROUPS
-/* ushmem_quiet for the calling warp (its active threads) or block. */
+/* ushmem_quiet for the calling warp (all its lanes) or block. */
 USHMEM_DEVICE_FN void ushmemx_quiet_warp(void)
 {
     ushmemi_dev_quiet_group(USHMEMI_DEV_WARP);
@@ -755,10 +784,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
     ushmemi_dev_group_sync(scope);
     if (rank == 0) {
         if (direct) {
-            /* The group met after its stores, so this one fence (it is
-             * cumulative) orders all of them before the signal. */
-            ushmemi_dev_fence();
-            ushmemi_dev_signal_after_fence(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal);
+            /* The group met after its stores, so the signal's release orders
+             * all of them before it. */
+            ushmemi_dev_signal_release(sig_addr, pe, op, signal);
         } else {
             ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64,
                             8, signal, 0, 0);

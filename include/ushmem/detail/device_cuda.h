@@ -156,6 +156,20 @@ USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, u
 #endif
     ushmemi_dev_post64(p, op, v);
 }
+/* A release reduction or store at system scope: one instruction where a
+ * fence and a relaxed write were two (putmem_signal's ping-pong on two
+ * H200s, three alternating runs: 1.917 us before, 1.820 after). */
+USHMEM_DEVICE_FN void ushmemi_dev_post_release64(uint64_t *p, unsigned op, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned long long x = v;
+    if (op == USHMEM_RING_AMO_SET) {
+        asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
+        return;
+    }
+#endif
+    ushmemi_dev_post64(p, op, v); /* add, and, or, xor: red.release.sys */
+}
 /* Only this GPU reads and writes such a word, and the calls that use it are
  * ordered by the program (one thread, or kernels one after the other):
  * relaxed at GPU scope, no trip to system scope. */
@@ -179,7 +193,24 @@ USHMEM_DEVICE_FN void ushmemi_dev_own_store64(uint64_t *p, uint64_t v)
 #endif
 }
 /* Threads that share a cooperative call: scope 0 the calling thread alone,
- * 1 its warp (the threads of it that are active), 2 its block. */
+ * 1 its warp, 2 its block. A warp's group is every lane of it the block
+ * has (32, fewer in a block's last warp when its size is not a multiple of
+ * 32), as in NVSHMEM, not the lanes that happen to be converged at the
+ * call: a lane still in a loop of its own (waiting for a flag, say) would
+ * otherwise be left out of __activemask(), the others would copy and signal
+ * as a smaller group, and the late lane again on its own. The group's
+ * first meeting (__syncwarp on that mask) brings them together. */
+#if defined(__CUDA_ARCH__)
+__device__ static inline unsigned ushmemi_dev_warp_mask(void)
+{
+    unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    if ((n & 31u) == 0)
+        return 0xffffffffu; /* every warp whole */
+    unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned left = n - (tid & ~31u);
+    return left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+}
+#endif
 USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
 {
 #if defined(__CUDA_ARCH__)
@@ -188,7 +219,7 @@ USHMEM_DEVICE_FN unsigned ushmemi_dev_group_rank(unsigned scope)
     if (scope == 1) {
         unsigned lane;
         asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-        return __popc(__activemask() & ((1u << lane) - 1u));
+        return lane;
     }
 #endif
     (void)scope;
@@ -200,7 +231,8 @@ USHMEM_DEVICE_FN unsigned ushmemi_dev_group_size(unsigned scope)
     if (scope == 2)
         return blockDim.x * blockDim.y * blockDim.z;
     if (scope == 1)
-        return __popc(__activemask());
+        return (blockDim.x * blockDim.y * blockDim.z & 31u) == 0 ? 32u
+                                                                 : __popc(ushmemi_dev_warp_mask());
 #endif
     (void)scope;
     return 1;
@@ -210,8 +242,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
 #if defined(__CUDA_ARCH__)
     if (scope == 2)
         __syncthreads();
+    else if (scope == 1 && (blockDim.x * blockDim.y * blockDim.z & 31u) == 0)
+        __syncwarp();
     else if (scope == 1)
-        __syncwarp(__activemask());
+        __syncwarp(ushmemi_dev_warp_mask());
 #endif
     (void)scope;
 }
