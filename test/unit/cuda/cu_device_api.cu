@@ -35,6 +35,11 @@
  *              every thread's data once the count is complete
  *   barrier    ushmem_barrier_all by one thread per PE, 50 rounds in 5
  *              kernels: nobody leaves before every PE's adds and puts
+ *   order      a signal never overtakes its data: 100 rounds of
+ *              ushmemx_putmem_signal_block (1 MiB), _warp (64 KiB) and
+ *              ushmem_putmem_signal (4 KiB) to the next PE, ADD and SET in
+ *              turn; the receiver reads the data at once after its wait,
+ *              the words written last first, and acknowledges each round
  *
  * Usage: oshrun -n N cu_device_api [-v]; exits 77 without a GPU. */
 #include <shmem.h>
@@ -122,7 +127,11 @@ enum {
     X(W_QUIET_BLOCK_DATA, "put_nbi, quiet_block, add by thread 0: data seen after the count") \
     X(W_QUIET_WARP_DATA, "put_nbi, quiet_warp, add by lane 0: data seen after the count")  \
     X(W_BAR_ARRIVALS, "arrivals after ushmem_barrier_all")                                \
-    X(W_BAR_SLOT, "left neighbour's put after ushmem_barrier_all")
+    X(W_BAR_SLOT, "left neighbour's put after ushmem_barrier_all")                     \
+    X(W_ORDER_WAIT, "signal_wait_until(GE round) of a round's signal returns the round") \
+    X(W_ORDER_B_DATA, "putmem_signal_block 1 MiB read at once after its signal")         \
+    X(W_ORDER_W_DATA, "putmem_signal_warp 64 KiB read at once after its signal")         \
+    X(W_ORDER_T_DATA, "putmem_signal 4 KiB read at once after its signal")
 #define WHAT_ENUM(name, text) name,
 #define WHAT_TEXT(name, text) text,
 enum { WHAT_LIST(WHAT_ENUM) W_COUNT };
@@ -1822,6 +1831,136 @@ static void phase_barrier(void)
     cu_phase_end();
 }
 
+/* ---- signal after data, read at once ---- */
+
+#define ORDER_ROUNDS 100
+#define ORDER_NT 256
+
+/* One channel per scope: the group puts its round into the next PE's dst
+ * and signals it there; the previous PE does the same here and is
+ * acknowledged through ack, after which it may overwrite dst. */
+struct order_chan {
+    uint64_t sig, ack;
+    uint64_t *src, *dst;
+    size_t words;
+};
+
+__host__ __device__ static inline uint64_t order_word(int pe, uint64_t round, size_t i)
+{
+    return ((uint64_t)(pe + 1) << 56) ^ (round << 32) ^ (uint64_t)i;
+}
+
+/* The group (rank of size) of channel c: every round, wait until the next PE
+ * has checked the last one, fill src, put it with a signal (ADD 1 in odd
+ * rounds, SET to the round in even ones: either way the signal then reads the
+ * round), wait for the previous PE's signal, read what it put, the words it
+ * wrote last first (a signal that overtook them would show the round
+ * before), then acknowledge. */
+__device__ static void order_rounds(struct order_chan *ch, int scope, unsigned rank,
+                                    unsigned size, int my_pe, int n_pes, int what,
+                                    struct cu_log *log)
+{
+    int next = (my_pe + 1) % n_pes, prev = (my_pe + n_pes - 1) % n_pes;
+    size_t n = ch->words, bytes = n * sizeof(uint64_t);
+
+    for (uint64_t r = 1; r <= ORDER_ROUNDS; r++) {
+        if (rank == 0)
+            ushmem_uint64_wait_until(&ch->ack, USHMEM_CMP_GE, r - 1);
+        for (size_t i = rank; i < n; i += size)
+            ch->src[i] = order_word(my_pe, r, i);
+        int op = r % 2 ? USHMEM_SIGNAL_ADD : USHMEM_SIGNAL_SET;
+        uint64_t value = r % 2 ? 1 : r;
+        if (scope == 2)
+            ushmemx_putmem_signal_block(ch->dst, ch->src, bytes, &ch->sig, value, op, next);
+        else if (scope == 1)
+            ushmemx_putmem_signal_warp(ch->dst, ch->src, bytes, &ch->sig, value, op, next);
+        else
+            ushmem_putmem_signal(ch->dst, ch->src, bytes, &ch->sig, value, op, next);
+        if (rank == 0) {
+            uint64_t v = ushmem_signal_wait_until(&ch->sig, USHMEM_CMP_GE, r);
+            if (v != r)
+                cu_dev_fail(log, W_ORDER_WAIT, prev, (int)r, scope, (long long)r, (long long)v);
+        }
+        if (scope == 2)
+            __syncthreads();
+        else if (scope == 1)
+            __syncwarp();
+        const volatile uint64_t *got = ch->dst;
+        for (size_t k = rank; k < n; k += size) {
+            size_t i = n - 1 - k;
+            uint64_t g = got[i], want = order_word(prev, r, i);
+            if (g != want) {
+                cu_dev_fail(log, what, prev, (int)r, (long long)i, (long long)want, (long long)g);
+                break;
+            }
+        }
+        if (scope == 2)
+            __syncthreads();
+        else if (scope == 1)
+            __syncwarp();
+        if (rank == 0)
+            ushmemx_signal_set(&ch->ack, r, prev);
+    }
+}
+
+/* Block 0 the block scope, block 1 its first warp, block 2 its first
+ * thread; the three run side by side. */
+__global__ void k_order(struct order_chan *chans, int my_pe, int n_pes, struct cu_log *log)
+{
+    unsigned t = threadIdx.x;
+
+    if (blockIdx.x == 0)
+        order_rounds(&chans[0], 2, t, blockDim.x, my_pe, n_pes, W_ORDER_B_DATA, log);
+    else if (blockIdx.x == 1 && t < 32)
+        order_rounds(&chans[1], 1, t, 32, my_pe, n_pes, W_ORDER_W_DATA, log);
+    else if (blockIdx.x == 2 && t == 0)
+        order_rounds(&chans[2], 0, 0, 1, my_pe, n_pes, W_ORDER_T_DATA, log);
+}
+
+static void phase_order(void)
+{
+    static const size_t bytes[3] = {1 << 20, 64 << 10, 4 << 10};
+    struct order_chan h[3];
+
+    cu_phase_begin("order");
+    struct order_chan *chans = (struct order_chan *)alloc_set(sizeof(h), 0);
+    for (int c = 0; c < 3; c++) {
+        memset(&h[c], 0, sizeof(h[c]));
+        h[c].words = bytes[c] / sizeof(uint64_t);
+        h[c].src = (uint64_t *)alloc_set(bytes[c], 0);
+        h[c].dst = (uint64_t *)alloc_set(bytes[c], 0);
+    }
+    cu_h2d(chans, h, sizeof(h));
+    shmem_barrier_all();
+
+    k_order<<<3, ORDER_NT, 0, cu.stream>>>(chans, me, npes, dlog);
+    cu_wait("k_order");
+    report();
+    shmem_barrier_all();
+
+    /* The last round of each channel is in place too, and acknowledged. */
+    for (int c = 0; c < 3; c++) {
+        struct order_chan d;
+        std::vector<uint64_t> got(h[c].words);
+        cu_d2h(&d, &chans[c], sizeof(d));
+        cu_expect<uint64_t>("order channel's signal after the last round", (size_t)c,
+                            ORDER_ROUNDS, d.sig);
+        cu_expect<uint64_t>("order channel's acknowledgement after the last round", (size_t)c,
+                            ORDER_ROUNDS, d.ack);
+        cu_d2h(got.data(), h[c].dst, bytes[c]);
+        for (size_t i = 0; i < h[c].words; i++)
+            cu_expect<uint64_t>("order channel's last round, word", i,
+                                order_word((me + npes - 1) % npes, ORDER_ROUNDS, i), got[i]);
+    }
+    shmem_barrier_all();
+    for (int c = 2; c >= 0; c--) {
+        shmem_free(h[c].dst);
+        shmem_free(h[c].src);
+    }
+    shmem_free(chans);
+    cu_phase_end();
+}
+
 int main(int argc, char **argv)
 {
     cu_parse_args(argc, argv);
@@ -1841,6 +1980,7 @@ int main(int argc, char **argv)
     phase_wait();
     phase_fence();
     phase_barrier();
+    phase_order();
 
     CU_CHECK(cudaFree(dlog));
     cu_finish();
