@@ -548,6 +548,8 @@ row "putmem_signal ping-pong, half RTT (us)" "$(val dev_latency ushmem signal)" 
     "$(val dev_latency nvshmem signal)" "<=0.9"
 row "floor: raw store+fence+add signal vs NVSHMEM's" "$(val dev_latency ushmem raw_signal)" \
     "$(val dev_latency nvshmem signal)" -
+row "floor: raw store+release add signal vs NVSHMEM's" \
+    "$(val dev_latency ushmem raw_signal_release)" "$(val dev_latency nvshmem signal)" -
 row "floor: the same with no fence (unordered: no signal)" \
     "$(val dev_latency ushmem raw_signal_unordered)" "$(val dev_latency nvshmem signal)" -
 row "device barrier_all vs NVSHMEM's (us)" "$(val dev_latency ushmem barrier)" \
@@ -565,6 +567,12 @@ row "floor: empty kernel launch vs NV barrier_all_on_stream" "$(val dev_latency 
 row "fetch_add latency (us)" "$(val dev_latency ushmem fadd)" "$(val dev_latency nvshmem fadd)" "<=0.9"
 row "floor: raw atom.add.sys vs NVSHMEM fetch_add" "$(val dev_latency ushmem raw_fadd)" \
     "$(val dev_latency nvshmem fadd)" -
+row "floor: raw atom.add.sys, each build's counter" "$(val dev_latency ushmem raw_fadd)" \
+    "$(val dev_latency nvshmem raw_fadd)" -
+row "fetch_add over 64 counters 4 KiB apart (us)" "$(val dev_latency ushmem fadd_spread)" \
+    "$(val dev_latency nvshmem fadd_spread)" -
+row "floor: raw atom.add.sys over the 64, each build's" "$(val dev_latency ushmem raw_fadd_spread)" \
+    "$(val dev_latency nvshmem raw_fadd_spread)" -
 row "long_p ping-pong, half RTT (us)" "$(val dev_latency ushmem p)" "$(val dev_latency nvshmem p)" "<=0.9"
 row "floor: raw store/poll p vs NVSHMEM long_p" "$(val dev_latency ushmem raw_p)" \
     "$(val dev_latency nvshmem p)" -

@@ -10,6 +10,11 @@
  *                   against 0.87 for ushmem's uncached one re-reading one
  *                   word on H200s)
  *   fadd            ulonglong_atomic_fetch_add on PE 1, likewise chained
+ *   fadd_spread     the same over FADD_SPREAD counters 4 KiB apart, in turn:
+ *                   an atomic's latency depends on its word's address
+ *                   (0.84 to 0.93 us over 64 addresses on H200s, the same
+ *                   every run), so one counter compares two libraries'
+ *                   heaps as much as their calls
  *   signal          putmem_signal (8 bytes, signal add) ping-pong with
  *                   signal_wait_until; half the round trip
  *   barrier         device barrier_all, every PE, per barrier
@@ -22,6 +27,7 @@
  *   raw_p           the p ping-pong as a relaxed system-scope store and
  *                   a relaxed poll
  *   raw_fadd        atom.add at system scope (relaxed), chained
+ *   raw_fadd_spread raw_fadd over the counters of fadd_spread
  *   raw_signal      the signal ping-pong as an 8-byte store, a system
  *                   fence and a one-way relaxed add (red) to the signal,
  *                   waited for with an acquire poll: the ordering a signal
@@ -29,6 +35,8 @@
  *   raw_signal_unordered  raw_signal without the fence: what the fence
  *                   costs (data and signal are then unordered, so it is
  *                   no signal; late data is reported, not an error)
+ *   raw_signal_release  raw_signal with the fence folded into the add
+ *                   (red.release.sys), as ushmem's putmem_signal does it
  *   raw_launch      an empty one-warp kernel launched from a host loop, per
  *                   launch: what barrier_stream costs at least where the
  *                   library launches a kernel per call (both do)
@@ -53,7 +61,7 @@
 
 #define OP_LIST \
     "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier," \
-    "sync,raw_signal_unordered"
+    "sync,raw_signal_unordered,raw_signal_release,fadd_spread,raw_fadd_spread"
 #define MAX_REPS 99
 #define ITERS_P2P 10000
 #define ITERS_BARRIER 1000
@@ -62,7 +70,7 @@
 struct sym {
     long *flag;              /* p: the ping-pong flag */
     long *gvar;              /* g: G_LINES lines of words read, all 0 */
-    unsigned long long *ctr; /* fadd: the counter */
+    unsigned long long *ctr; /* fadd: the counter; fadd_spread: FADD_SPREAD of them */
     uint64_t *sig;           /* signal: the signal word */
     long *data;              /* signal: [0] is written by the peer's put, [1] is sent */
     unsigned long long *bflags; /* raw_barrier: word p is PE p's count */
@@ -123,7 +131,11 @@ __global__ void g_kernel(long *gvar, int role, long warmup, long iters, unsigned
     *sink = v;
 }
 
-/* Chained like g_kernel: the counter stays far below 2^62. */
+/* Chained like g_kernel: the counter stays far below 2^62. SPREAD: counter
+ * i % FADD_SPREAD, FADD_SPREAD_STRIDE words apart. */
+#define FADD_SPREAD 64
+#define FADD_SPREAD_STRIDE 512
+template <bool SPREAD>
 __global__ void fadd_kernel(unsigned long long *ctr, int role, long warmup, long iters,
                             unsigned long long *ns, long *sink)
 {
@@ -134,7 +146,8 @@ __global__ void fadd_kernel(unsigned long long *ctr, int role, long warmup, long
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup)
             t0 = bench_clock_ns();
-        old = B_ulonglong_atomic_fetch_add(&ctr[old >> 62], 1, 1);
+        size_t at = SPREAD ? (size_t)(i % FADD_SPREAD) * FADD_SPREAD_STRIDE : 0;
+        old = B_ulonglong_atomic_fetch_add(&ctr[at + (old >> 62)], 1, 1);
     }
     *ns = bench_clock_ns() - t0;
     *sink = (long)old;
@@ -218,6 +231,7 @@ __global__ void raw_p_kernel(long *flag, int role, long warmup, long iters,
     *ns = bench_clock_ns() - t0;
 }
 
+template <bool SPREAD>
 __global__ void raw_fadd_kernel(unsigned long long *ctr, int role, long warmup, long iters,
                                 unsigned long long *ns, long *sink)
 {
@@ -230,16 +244,19 @@ __global__ void raw_fadd_kernel(unsigned long long *ctr, int role, long warmup, 
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup)
             t0 = bench_clock_ns();
-        old = sys_ull(peer[old >> 62]).fetch_add(1, cuda::memory_order_relaxed);
+        size_t at = SPREAD ? (size_t)(i % FADD_SPREAD) * FADD_SPREAD_STRIDE : 0;
+        old = sys_ull(peer[at + (old >> 62)]).fetch_add(1, cuda::memory_order_relaxed);
     }
     *ns = bench_clock_ns() - t0;
     *sink = (long)old;
 }
 
 /* As signal_kernel; the receiver checks that the data came with each
- * signal, and counts what did not in *bad. FENCE false leaves out the
- * fence that orders them. */
-template <bool FENCE>
+ * signal, and counts what did not in *bad. ORDER: RAW_FENCE a system fence
+ * and a relaxed add, RAW_RELEASE a release add (the fence in the add),
+ * RAW_UNORDERED nothing that orders them. */
+enum { RAW_UNORDERED, RAW_FENCE, RAW_RELEASE };
+template <int ORDER>
 __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warmup, long iters,
                                   unsigned long long *ns, long *bad)
 {
@@ -263,13 +280,19 @@ __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warm
             wrong += data[0] != i;
         }
         *their_data = i;
-        if (FENCE)
+        if (ORDER == RAW_FENCE)
             __threadfence_system();
         /* One-way, as a signal's add is: no old value comes back. */
-        asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;"
-                     :
-                     : "l"(their_sig_p), "l"(1ull)
-                     : "memory");
+        if (ORDER == RAW_RELEASE)
+            asm volatile("red.release.sys.global.add.u64 [%0], %1;"
+                         :
+                         : "l"(their_sig_p), "l"(1ull)
+                         : "memory");
+        else
+            asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;"
+                         :
+                         : "l"(their_sig_p), "l"(1ull)
+                         : "memory");
         if (role == ROLE_START) {
             while (my_sig.load(cuda::memory_order_acquire) < (unsigned long long)i)
                 ;
@@ -385,8 +408,9 @@ static void usage(FILE *f)
 static const char *const op_names[] = {"p",          "g",          "fadd",       "signal",
                                        "barrier",    "barrier_stream", "raw_p", "raw_fadd",
                                        "raw_signal", "raw_launch", "raw_barrier", "sync",
-                                       "raw_signal_unordered"};
-#define NOPS 13
+                                       "raw_signal_unordered", "raw_signal_release", "fadd_spread",
+                                       "raw_fadd_spread"};
+#define NOPS 16
 #define OP_FADD 2
 #define OP_BARRIER 4
 #define OP_BARRIER_STREAM 5
@@ -396,6 +420,9 @@ static const char *const op_names[] = {"p",          "g",          "fadd",      
 #define OP_RAW_BARRIER 10
 #define OP_SYNC 11
 #define OP_RAW_SIGNAL_UNORDERED 12
+#define OP_RAW_SIGNAL_RELEASE 13
+#define OP_FADD_SPREAD 14
+#define OP_RAW_FADD_SPREAD 15
 
 /* Ops every PE takes part in, timed per operation. */
 static int is_barrier_op(int k)
@@ -428,7 +455,7 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
 
     BENCH_CUDA(cudaMemset(s->flag, 0, sizeof(long)));
     BENCH_CUDA(cudaMemset(s->gvar, 0, G_LINES * G_LINE_LONGS * sizeof(long)));
-    BENCH_CUDA(cudaMemset(s->ctr, 0, sizeof(unsigned long long)));
+    BENCH_CUDA(cudaMemset(s->ctr, 0, FADD_SPREAD * FADD_SPREAD_STRIDE * sizeof(unsigned long long)));
     BENCH_CUDA(cudaMemset(s->sig, 0, sizeof(uint64_t)));
     BENCH_CUDA(cudaMemset(s->data, 0, 2 * sizeof(long)));
     BENCH_CUDA(cudaMemset(s->bflags, 0, (size_t)npes * sizeof(unsigned long long)));
@@ -463,16 +490,18 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
         void *args_rb[] = {&s->bflags, &me, &npes, &warmup, &iters, &ns_d};
         static const void *const fns[NOPS] = {
             (const void *)p_kernel,       (const void *)g_kernel,
-            (const void *)fadd_kernel,    (const void *)signal_kernel,
+            (const void *)fadd_kernel<false>, (const void *)signal_kernel,
             (const void *)barrier_kernel<false>, NULL,
-            (const void *)raw_p_kernel,   (const void *)raw_fadd_kernel,
-            (const void *)raw_signal_kernel<true>, NULL,
+            (const void *)raw_p_kernel,   (const void *)raw_fadd_kernel<false>,
+            (const void *)raw_signal_kernel<RAW_FENCE>, NULL,
             (const void *)raw_barrier_kernel, (const void *)barrier_kernel<true>,
-            (const void *)raw_signal_kernel<false>};
-        void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,   args_p,
-                             args_f, args_rs, NULL, args_rb, args_b, args_rs};
+            (const void *)raw_signal_kernel<RAW_UNORDERED>,
+            (const void *)raw_signal_kernel<RAW_RELEASE>,
+            (const void *)fadd_kernel<true>, (const void *)raw_fadd_kernel<true>};
+        void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,    args_p,  args_f,
+                             args_rs, NULL, args_rb, args_b, args_rs, args_rs, args_f, args_f};
         /* Half a round trip for the ping-pongs, one operation otherwise. */
-        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2};
+        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2, 2, 1, 1};
 
         bench_launch(fns[k], dim3(1), dim3(1), args[k], r->stream, 1);
         BENCH_CUDA(cudaStreamSynchronize(r->stream));
@@ -483,24 +512,31 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
 
     /* The raw signal's receivers count data that came late: wrong with the
      * fence, only reported without it. */
-    if ((k == OP_RAW_SIGNAL || k == OP_RAW_SIGNAL_UNORDERED) && role != ROLE_IDLE) {
+    if ((k == OP_RAW_SIGNAL || k == OP_RAW_SIGNAL_UNORDERED || k == OP_RAW_SIGNAL_RELEASE) &&
+        role != ROLE_IDLE) {
         long late = 0;
         BENCH_CUDA(cudaMemcpy(&late, sink_d, sizeof(late), cudaMemcpyDeviceToHost));
         if (late != 0 && k == OP_RAW_SIGNAL_UNORDERED) {
             fprintf(stderr, "PE %d: raw_signal_unordered: %ld signals arrived before their data\n",
                     me, late);
         } else if (late != 0) {
-            fprintf(stderr, "PE %d: raw_signal: %ld signals arrived before their data\n", me,
-                    late);
+            fprintf(stderr, "PE %d: %s: %ld signals arrived before their data\n", me,
+                    op_names[k], late);
             bad++;
         }
     }
     /* Every fetch-add must have landed on PE 1 exactly once. */
-    if ((k == OP_FADD || k == OP_RAW_FADD) && me == 1) {
-        unsigned long long got = 0;
-        BENCH_CUDA(cudaMemcpy(&got, s->ctr, sizeof(got), cudaMemcpyDeviceToHost));
+    if ((k == OP_FADD || k == OP_RAW_FADD || k == OP_FADD_SPREAD || k == OP_RAW_FADD_SPREAD) &&
+        me == 1) {
+        unsigned long long got = 0, c;
+        for (int j = 0; j < FADD_SPREAD; j++) {
+            BENCH_CUDA(cudaMemcpy(&c, s->ctr + (size_t)j * FADD_SPREAD_STRIDE, sizeof(c),
+                                  cudaMemcpyDeviceToHost));
+            got += c;
+        }
         if (got != (unsigned long long)(warmup + iters)) {
-            fprintf(stderr, "PE 1: fadd counter is %llu, expected %ld\n", got, warmup + iters);
+            fprintf(stderr, "PE 1: %s counters add up to %llu, expected %ld\n", op_names[k], got,
+                    warmup + iters);
             bad++;
         }
     }
@@ -575,7 +611,8 @@ int main(int argc, char **argv)
 
     s.flag = (long *)bench_malloc(sizeof(long));
     s.gvar = (long *)bench_malloc(G_LINES * G_LINE_LONGS * sizeof(long));
-    s.ctr = (unsigned long long *)bench_malloc(sizeof(unsigned long long));
+    s.ctr = (unsigned long long *)bench_malloc(FADD_SPREAD * FADD_SPREAD_STRIDE *
+                                               sizeof(unsigned long long));
     s.sig = (uint64_t *)bench_malloc(sizeof(uint64_t));
     s.data = (long *)bench_malloc(2 * sizeof(long));
     s.bflags = (unsigned long long *)bench_malloc((size_t)r.npes * sizeof(unsigned long long));
@@ -611,7 +648,10 @@ int main(int argc, char **argv)
             "acquire poll, per barrier",
             "device sync_all in a 1-thread kernel, per sync",
             "no library, not a signal: store, red.relaxed.sys.add with no fence / acquire "
-            "poll ping-pong, half round trip"};
+            "poll ping-pong, half round trip",
+            "no library: store, red.release.sys.add / acquire poll ping-pong, half round trip",
+            "ulonglong_atomic_fetch_add chained over 64 counters 4 KiB apart, per op",
+            "no library: atom.add.relaxed.sys chained over 64 counters 4 KiB apart, per op"};
 
         if (!want[k])
             continue;

@@ -15,7 +15,7 @@
  *
  *   dev_put_bw [--op put|get|put,get] [--get] [--scope LIST] [--blocks LIST]
  *              [--threads T] [--min-size S] [--max-size S] [--iters N]
- *              [--warmup N] [--reps R] [--max-bytes B] [--align A]
+ *              [--warmup N] [--reps R] [--max-bytes B] [--align A] [--place S,D]
  *
  * --scope and --blocks take comma lists, so that one job sweeps every
  * configuration (each job start costs seconds, NVSHMEM's more). --reps
@@ -23,8 +23,10 @@
  * time carries the launch's jitter; --max-bytes lowers the iterations of
  * large sizes so that one size moves at most B bytes a repetition.
  * --align A starts both buffers at the next multiple of A bytes (a power of
- * two up to 4096) past where the library's malloc put them; PE 0 prints
- * where they start, modulo 4096, either way.
+ * two up to 4096) past where the library's malloc put them; --place S,D
+ * puts the source at S and the destination at D bytes modulo 2 MiB (the
+ * GPU's page), so that two libraries can be timed at the same places; PE 0
+ * prints where they start, modulo 4096 and 2 MiB, either way.
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
  * scripts/plot_perf.py reads it, one table per configuration:
@@ -55,6 +57,7 @@ struct opts {
     long reps;
     size_t max_bytes;
     long align;
+    long place_src, place_dst; /* modulo 2 MiB; -1: where malloc put them */
 };
 
 /* Moves `size` bytes between PE 0's buffer and `peer`'s, iters times: puts
@@ -207,7 +210,9 @@ static void usage(FILE *f)
             "  --max-bytes B       fewer iterations where size x iterations would pass B\n"
             "                      (at least 1; default no limit)\n"
             "  --align A           both buffers from the next multiple of A bytes, a power\n"
-            "                      of two up to 4096 (default 1: where malloc put them)\n",
+            "                      of two up to 4096 (default 1: where malloc put them)\n"
+            "  --place S,D         the source at S, the destination at D bytes modulo\n"
+            "                      2 MiB (multiples of 8 below 2M; K/M suffixes)\n",
             MAX_LIST);
 }
 
@@ -247,6 +252,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->warmup = 5;
     o->reps = 1;
     o->align = 1;
+    o->place_src = o->place_dst = -1;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int bad = 0;
@@ -281,6 +287,19 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if ((v = bench_opt(argc, argv, &i, "--align")) != NULL) {
             bad = bench_parse_count(v, &o->align) != 0 || o->align < 1 || o->align > 4096 ||
                   (o->align & (o->align - 1)) != 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--place")) != NULL) {
+            char first[32];
+            const char *comma = strchr(v, ',');
+            size_t ps = 0, pd = 0;
+            bad = comma == NULL || (size_t)(comma - v) >= sizeof(first);
+            if (!bad) {
+                memcpy(first, v, (size_t)(comma - v));
+                first[comma - v] = '\0';
+                bad = bench_parse_size(first, &ps) != 0 || bench_parse_size(comma + 1, &pd) != 0 ||
+                      ps >= 2 * BENCH_MIB || pd >= 2 * BENCH_MIB || ps % 8 != 0 || pd % 8 != 0;
+            }
+            o->place_src = (long)ps;
+            o->place_dst = (long)pd;
         } else {
             bad = 1;
             v = argv[i];
@@ -472,14 +491,23 @@ int main(int argc, char **argv)
 
     /* Every PE's buffers have the same residue modulo 4096 (the heaps are
      * symmetric and their bases aligned), so all move alike. */
-    char *src_alloc = (char *)bench_malloc(o.max_size + (size_t)o.align);
-    char *dst_alloc = (char *)bench_malloc(o.max_size + (size_t)o.align);
-    w.src = src_alloc + (-(uintptr_t)src_alloc & (uintptr_t)(o.align - 1));
-    w.dst = dst_alloc + (-(uintptr_t)dst_alloc & (uintptr_t)(o.align - 1));
+    const uintptr_t page = 2 * BENCH_MIB;
+    size_t pad = o.place_src >= 0 ? page : (size_t)o.align;
+    char *src_alloc = (char *)bench_malloc(o.max_size + pad);
+    char *dst_alloc = (char *)bench_malloc(o.max_size + pad);
+    if (o.place_src >= 0) {
+        w.src = src_alloc + (((uintptr_t)o.place_src - (uintptr_t)src_alloc) & (page - 1));
+        w.dst = dst_alloc + (((uintptr_t)o.place_dst - (uintptr_t)dst_alloc) & (page - 1));
+    } else {
+        w.src = src_alloc + (-(uintptr_t)src_alloc & (uintptr_t)(o.align - 1));
+        w.dst = dst_alloc + (-(uintptr_t)dst_alloc & (uintptr_t)(o.align - 1));
+    }
     if (w.me == 0)
-        printf("# buffers from %s: src at %lu, dst at %lu modulo 4096%s\n", BENCH_IMPL,
-               (unsigned long)((uintptr_t)w.src % 4096), (unsigned long)((uintptr_t)w.dst % 4096),
-               o.align > 1 ? " (--align)" : "");
+        printf("# buffers from %s: src at %lu, dst at %lu modulo 4096 (%lu, %lu modulo 2 MiB)%s\n",
+               BENCH_IMPL, (unsigned long)((uintptr_t)w.src % 4096),
+               (unsigned long)((uintptr_t)w.dst % 4096), (unsigned long)((uintptr_t)w.src % page),
+               (unsigned long)((uintptr_t)w.dst % page),
+               o.place_src >= 0 ? " (--place)" : o.align > 1 ? " (--align)" : "");
     w.counts = (long *)bench_malloc((size_t)npes * sizeof(long));
     BENCH_CUDA(cudaMalloc((void **)&w.bad_d, sizeof(*w.bad_d)));
     w.peer_src = w.peer_dst = NULL;
