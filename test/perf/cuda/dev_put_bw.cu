@@ -489,8 +489,10 @@ int main(int argc, char **argv)
         return 77;
     }
 
-    /* Every PE's buffers have the same residue modulo 4096 (the heaps are
-     * symmetric and their bases aligned), so all move alike. */
+    /* Every PE's buffers have the same residue modulo 4096, and modulo 2
+     * MiB (the heaps are symmetric and their bases on page boundaries), so
+     * all move alike; were it not so, the puts would miss their places and
+     * the data check below would say so. */
     const uintptr_t page = 2 * BENCH_MIB;
     size_t pad = o.place_src >= 0 ? page : (size_t)o.align;
     char *src_alloc = (char *)bench_malloc(o.max_size + pad);
