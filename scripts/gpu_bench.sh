@@ -404,6 +404,23 @@ if want scopes; then
     done
 fi
 
+# Small puts on a stream timed on the GPU alone (--hold: every timed call
+# queued behind a kernel that holds the stream), beside the rows above,
+# where the host's queueing sets the pace; csv/dev_put_bw_stream_IMPL-held.csv.
+held_args=(--op put --scope stream --min-size 8 --max-size 1M --iters 50 --reps 5 --hold)
+if want scopes; then
+    for impl in ushmem nvshmem; do
+        [ -x "$bin/dev_put_bw_$impl" ] || continue
+        f=$out/dev_put_bw_stream_held_$impl.txt
+        if [ $impl = ushmem ]; then
+            run_ushmem "$f" 60 1G "$bin/dev_put_bw_$impl" "${held_args[@]}"
+        else
+            run_nvshmem "$f" 60 1073741824 "$bin/dev_put_bw_$impl" "${held_args[@]}"
+        fi || say "dev_put_bw --hold ($impl) exited $?: see ${f##*/}"
+        to_csv "$f" dev_put_bw_stream $impl $impl-held
+    done
+fi
+
 # ---- the table ----
 # val NAME IMPL KEY [COLUMN]: a value from csv/NAME_IMPL.csv, or nothing.
 val() {
@@ -539,6 +556,12 @@ if want scopes; then
         "$(val dev_put_raw_stream ushmem 8)" "$(val dev_put_raw_stream nvshmem 8)" -
     row "floor: the same, host us to queue one" "$(val dev_put_raw_stream ushmem 8 3)" \
         "$(val dev_put_raw_stream nvshmem 8 3)" -
+    row "put on stream 32 KiB (GB/s), vs NVSHMEM on stream" \
+        "$(val dev_put_bw_stream ushmem 32768)" "$(val dev_put_bw_stream nvshmem 32768)" -
+    row "the same, host us to queue one" "$(val dev_put_bw_stream ushmem 32768 3)" \
+        "$(val dev_put_bw_stream nvshmem 32768 3)" -
+    row "put on stream 32 KiB, GPU time alone (--hold) (GB/s)" \
+        "$(val dev_put_bw_stream ushmem-held 32768)" "$(val dev_put_bw_stream nvshmem-held 32768)" -
 fi
 want get && row "get bw 64 MiB, block, 32x1024 (GB/s)" "$(val dev_get_bw_block ushmem $mib64)" \
     "$(val dev_get_bw_block nvshmem $mib64)" -

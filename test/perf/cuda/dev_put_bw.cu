@@ -12,10 +12,14 @@
  * whether it is in the call or in how the driver copies each one's heap.
  * Both stream scopes add a column: the host's microseconds per call to
  * queue one message (the fastest run's queueing loop over its iterations).
+ * Where the host queues more slowly than the GPU works, those rows are the
+ * host's rate; --hold queues every timed call behind a kernel that holds
+ * the stream until the last is queued, so the events time the GPU alone.
  *
  *   dev_put_bw [--op put|get|put,get] [--get] [--scope LIST] [--blocks LIST]
  *              [--threads T] [--min-size S] [--max-size S] [--iters N]
  *              [--warmup N] [--reps R] [--max-bytes B] [--align A] [--place S,D]
+ *              [--hold]
  *
  * --scope and --blocks take comma lists, so that one job sweeps every
  * configuration (each job start costs seconds, NVSHMEM's more). --reps
@@ -58,7 +62,21 @@ struct opts {
     size_t max_bytes;
     long align;
     long place_src, place_dst; /* modulo 2 MiB; -1: where malloc put them */
+    int hold; /* stream scopes: queue the timed calls behind a held kernel */
 };
+
+/* --hold: a kernel that holds the stream until the host has queued every
+ * timed call, so that the events time the GPU's work alone, not the host's
+ * queueing. It spins on a word of mapped host memory until the host writes
+ * the run's number there. */
+static volatile int *hold_gate;
+static int hold_gen;
+
+__global__ void hold_kernel(volatile int *gate, int gen)
+{
+    while (*gate < gen)
+        ;
+}
 
 /* Moves `size` bytes between PE 0's buffer and `peer`'s, iters times: puts
  * go from src here to dst there, gets from src there to dst here. */
@@ -212,7 +230,10 @@ static void usage(FILE *f)
             "  --align A           both buffers from the next multiple of A bytes, a power\n"
             "                      of two up to 4096 (default 1: where malloc put them)\n"
             "  --place S,D         the source at S, the destination at D bytes modulo\n"
-            "                      2 MiB (multiples of 8 below 2M; K/M suffixes)\n",
+            "                      2 MiB (multiples of 8 below 2M; K/M suffixes)\n"
+            "  --hold              stream scopes: a kernel holds the stream until every timed\n"
+            "                      call is queued, so the time is the GPU's alone (--iters\n"
+            "                      at most 200, within what a stream queues without waiting)\n",
             MAX_LIST);
 }
 
@@ -287,6 +308,8 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if ((v = bench_opt(argc, argv, &i, "--align")) != NULL) {
             bad = bench_parse_count(v, &o->align) != 0 || o->align < 1 || o->align > 4096 ||
                   (o->align & (o->align - 1)) != 0;
+        } else if (strcmp(argv[i], "--hold") == 0) {
+            o->hold = 1;
         } else if ((v = bench_opt(argc, argv, &i, "--place")) != NULL) {
             char first[32];
             const char *comma = strchr(v, ',');
@@ -314,6 +337,10 @@ static int parse(int argc, char **argv, struct opts *o)
     if (o->min_size < 8 || o->min_size % 8 != 0 || o->max_size > BENCH_GIB ||
         o->min_size > o->max_size) {
         fprintf(stderr, "dev_put_bw: sizes must be multiples of 8 in [8, 1G], min <= max\n");
+        return 2;
+    }
+    if (o->hold && (o->iters > 200 || o->warmup > 200)) {
+        fprintf(stderr, "dev_put_bw: --hold takes --iters and --warmup up to 200\n");
         return 2;
     }
     return -1;
@@ -350,6 +377,8 @@ static float time_once(const struct opts *o, const struct sweep *w, int scope, i
             on_stream(dst, src, size, peer, warmup, get, w->stream);
         else
             raw_on_stream(to, from, size, warmup, w->stream);
+        if (o->hold)
+            hold_kernel<<<1, 1, 0, w->stream>>>(hold_gate, ++hold_gen);
         BENCH_CUDA(cudaEventRecord(w->start, w->stream));
         double t0 = bench_host_seconds();
         if (scope == SCOPE_STREAM)
@@ -358,6 +387,8 @@ static float time_once(const struct opts *o, const struct sweep *w, int scope, i
             raw_on_stream(to, from, size, iters, w->stream);
         *queued_s = bench_host_seconds() - t0;
         BENCH_CUDA(cudaEventRecord(w->stop, w->stream));
+        if (o->hold)
+            *hold_gate = hold_gen;
     } else {
         bw_fn fn = pick_kernel(scope, get);
         void *args[] = {&dst, &src, &size, &peer, &warmup};
@@ -410,6 +441,8 @@ static int run_sweep(const struct opts *o, const struct sweep *w, int scope, int
                    get ? "<-" : "->", op, scope == SCOPE_THREAD ? "" : "_",
                    scope == SCOPE_THREAD ? "" : scope_names[scope], blocks, o->threads, o->iters,
                    o->warmup);
+        if (on_host && o->hold)
+            printf(", queued behind a held kernel (the GPU's time alone)");
         if (o->max_bytes > 0)
             printf(", fewer where they would move more than %zu bytes", o->max_bytes);
         if (o->reps > 1)
@@ -523,6 +556,12 @@ int main(int argc, char **argv)
     BENCH_CUDA(cudaEventCreate(&w.start));
     BENCH_CUDA(cudaEventCreate(&w.stop));
     BENCH_CUDA(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking));
+    if (o.hold) {
+        int *gate;
+        BENCH_CUDA(cudaHostAlloc((void **)&gate, sizeof(int), cudaHostAllocMapped));
+        *gate = 0;
+        hold_gate = gate;
+    }
     fill_kernel<<<256, 256>>>((uint64_t *)w.src, o.max_size / 8, w.me);
     BENCH_CUDA(cudaGetLastError());
     BENCH_CUDA(cudaDeviceSynchronize());

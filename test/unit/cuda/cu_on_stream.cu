@@ -40,6 +40,25 @@ __global__ void fill(unsigned char *p, size_t n, int from, int to, int round)
         p[i] = (unsigned char)(from * 31 + to * 7 + i * 13 + round * 101 + 1);
 }
 
+/* Counts the wrong bytes of a short copy's destination: p[off, off + n)
+ * must be the pattern, the GUARD bytes around it (p[0, off) and
+ * p[off + n, off + n + GUARD)) still GUARD_BYTE. */
+#define GUARD 16
+#define GUARD_BYTE 0xEE
+__global__ void count_wrong(const unsigned char *p, size_t off, size_t n, int from, int to,
+                            int round, int *errors)
+{
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < off + n + GUARD;
+         i += gridDim.x * blockDim.x) {
+        unsigned char want = i >= off && i < off + n
+                                 ? (unsigned char)(from * 31 + to * 7 + (i - off) * 13 +
+                                                   round * 101 + 1)
+                                 : (unsigned char)GUARD_BYTE;
+        if (p[i] != want)
+            atomicAdd(errors, 1);
+    }
+}
+
 /* Writes round into slot me of the next PE (device API). */
 __global__ void tell_next(long *slots, long round)
 {
@@ -259,6 +278,43 @@ int main(int argc, char **argv)
     }
     if (verbose)
         printf("PE %d: barrier on stream: %d stale of 200\n", me, nerr);
+
+    /* Short puts and gets, many in a row: sizes on both sides of 16-byte
+     * pieces and of 64 KiB, at aligned and unaligned offsets. Nothing
+     * waits on the host: the receiver's stream waits for the signal and a
+     * kernel checks every byte at once, and the bytes around the message
+     * must be untouched. */
+    const size_t short_sizes[] = {1, 16, 17, 4096 + 15, 65536, 65536 + 16};
+    const size_t offsets[] = {0, 16, 1, 8};
+    CHECK(cudaMemsetAsync(errors, 0, sizeof(int), st));
+    for (int r = 0; r < 10; r++) {
+        for (size_t s = 0; s < sizeof(short_sizes) / sizeof(short_sizes[0]); s++) {
+            for (size_t o = 0; o < sizeof(offsets) / sizeof(offsets[0]); o++) {
+                size_t n = short_sizes[s], off = offsets[o];
+                round++;
+                CHECK(cudaMemsetAsync(dst, GUARD_BYTE, off + n + GUARD, st));
+                fill<<<64, 256, 0, st>>>(src + off, n, me, next, round);
+                shmemx_barrier_all_on_stream(st);
+                shmemx_putmem_signal_on_stream(dst + off, src + off, n, sig, (uint64_t)round,
+                                               SHMEM_SIGNAL_SET, next, st);
+                shmemx_signal_wait_until_on_stream(sig, SHMEM_CMP_GE, (uint64_t)round, st);
+                count_wrong<<<64, 256, 0, st>>>(dst, off, n, prev, me, round, errors);
+                shmemx_barrier_all_on_stream(st); /* checked before it is reset */
+                CHECK(cudaMemsetAsync(dst, GUARD_BYTE, off + n + GUARD, st));
+                shmemx_getmem_on_stream(dst + off, src + off, n, prev, st);
+                count_wrong<<<64, 256, 0, st>>>(dst, off, n, prev, me, round, errors);
+                shmemx_barrier_all_on_stream(st); /* prev refills src after the get */
+            }
+        }
+    }
+    CHECK(cudaMemcpyAsync(&nerr, errors, sizeof(int), cudaMemcpyDeviceToHost, st));
+    CHECK(cudaStreamSynchronize(st));
+    if (nerr != 0) {
+        fprintf(stderr, "PE %d: short puts and gets on a stream: %d wrong bytes\n", me, nerr);
+        bad = 1;
+    }
+    if (verbose)
+        printf("PE %d: short copies on stream: %d wrong bytes\n", me, nerr);
 
     for (size_t s = 0; s < nsizes; s++) {
         size_t n = sizes[s];

@@ -16,7 +16,10 @@
  * other PEs with USHMEM_IPC=0.
  *
  * With the argument "bad-offset", PE 0 puts through the proxy to an address
- * outside the heap: the job must end with the proxy's message. */
+ * outside the heap: the job must end with the proxy's message. With
+ * "table", the window is emptied after it is checked, so that every direct
+ * call finds its peer in the table instead (as PEs whose heaps do not lie
+ * one stride apart do). */
 #include <pthread.h>
 #include <shmem.h>
 #include <stdint.h>
@@ -373,6 +376,9 @@ int main(int argc, char **argv)
         return 0;
     }
     check_roads();
+    if (argc > 1 && strcmp(argv[1], "table") == 0)
+        for (int cls = 0; cls < USHMEM_DEVICE_CLASS_COUNT; cls++)
+            ushmem_device_state.window_count[cls] = 0;
 
     slots = shmem_calloc((size_t)nt * W, sizeof(long));
     sig_data = shmem_calloc((size_t)nt * WS, sizeof(long));
