@@ -206,6 +206,17 @@ run_nvshmem() { # FILE SECONDS HEAP_BYTES program args...
         -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_REMOTE_TRANSPORT \
         -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH "$@"
 }
+# run_impl IMPL FILE SECONDS HEAP_GIB program args...: run_ushmem or
+# run_nvshmem by IMPL, the heap given in GiB to either.
+run_impl() {
+    local impl=$1 file=$2 t=$3 gib=$4
+    shift 4
+    if [ "$impl" = ushmem ]; then
+        run_ushmem "$file" "$t" "${gib}G" "$@"
+    else
+        run_nvshmem "$file" "$t" "$((gib << 30))" "$@"
+    fi
+}
 # to_csv TXT NAME IMPL [LABEL]: the CSV block a program printed ("# NAME,IMPL,PES",
 # its header, its rows and comments, up to the next such line) as
 # csv/NAME_LABEL.csv, LABEL (default IMPL) named as the implementation in it.
@@ -387,11 +398,8 @@ if want scopes; then
         impl=${job%-again}
         [ -x "$bin/dev_put_bw_$impl" ] || continue
         f=$out/dev_put_bw_scopes_$job.txt
-        if [ $impl = ushmem ]; then
-            run_ushmem "$f" 240 3G "$bin/dev_put_bw_$impl" "${scope_args[@]}"
-        else
-            run_nvshmem "$f" 240 3221225472 "$bin/dev_put_bw_$impl" "${scope_args[@]}"
-        fi || say "dev_put_bw, scopes ($job) exited $?: see ${f##*/}"
+        run_impl $impl "$f" 240 3 "$bin/dev_put_bw_$impl" "${scope_args[@]}" ||
+            say "dev_put_bw, scopes ($job) exited $?: see ${f##*/}"
         for op in put get; do
             for sc in thread warp block; do
                 for b in "${scope_blocks[@]}"; do
@@ -412,11 +420,8 @@ if want scopes; then
     for impl in ushmem nvshmem; do
         [ -x "$bin/dev_put_bw_$impl" ] || continue
         f=$out/dev_put_bw_stream_held_$impl.txt
-        if [ $impl = ushmem ]; then
-            run_ushmem "$f" 60 1G "$bin/dev_put_bw_$impl" "${held_args[@]}"
-        else
-            run_nvshmem "$f" 60 1073741824 "$bin/dev_put_bw_$impl" "${held_args[@]}"
-        fi || say "dev_put_bw --hold ($impl) exited $?: see ${f##*/}"
+        run_impl $impl "$f" 60 1 "$bin/dev_put_bw_$impl" "${held_args[@]}" ||
+            say "dev_put_bw --hold ($impl) exited $?: see ${f##*/}"
         to_csv "$f" dev_put_bw_stream $impl $impl-held
     done
 fi
