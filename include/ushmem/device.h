@@ -813,7 +813,15 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
 
     ushmemi_dev_group_sync(scope);
     if (direct) {
-        ushmemi_dev_copy_group(mapped, source, nbytes, rank, ushmemi_dev_group_size(scope));
+        unsigned size = ushmemi_dev_group_size(scope);
+        /* A lone thread's aligned 8 bytes, a signal's usual payload: one
+         * store, without the copy's choice of word (0.055 us of a ping-pong's
+         * half round trip on two H200s). Only here: the same test inside
+         * the copy cost a block's put of 32 KiB 7 %. */
+        if (size == 1 && nbytes == 8 && (((uintptr_t)mapped | (uintptr_t)source) & 7) == 0)
+            *(uint64_t *)mapped = *(const uint64_t *)source;
+        else
+            ushmemi_dev_copy_group(mapped, source, nbytes, rank, size);
     } else if (rank == 0 && nbytes > 0) {
         put_ticket = ushmemi_dev_submit(s, USHMEM_RING_OP_PUT, pe, dest,
                                         (uint64_t)(uintptr_t)source, nbytes, 0);

@@ -3,8 +3,8 @@
  * distinct patterns into distinct slots of every PE (blocking, nbi + quiet,
  * p), read them back (get, get_nbi, g), work on shared words of every PE with
  * atomics whose totals are known (fetch_add, fetch_inc, compare_swap, swap,
- * and/or/xor, set/fetch), and put with an ADD signal that the receiving PE
- * waits for exactly. After a device barrier every PE checks every word it
+ * and/or/xor, set/fetch), and put with an ADD signal (256 bytes, and one
+ * long) that the receiving PE waits for exactly. After a device barrier every PE checks every word it
  * received. Then a loop of device barriers, interleaved with host barriers,
  * checks that nobody leaves a barrier early. The window of the device state
  * (the PEs reached by arithmetic) must agree with the table, and ushmem_ptr
@@ -41,6 +41,7 @@ static int me, npes, nt; /* nt: threads in the job, ids 0 .. nt-1 */
 /* Symmetric objects, allocated by the main thread. */
 static long *slots;    /* [nt][W]: slot of thread id */
 static long *sig_data; /* [nt][WS] */
+static long *sig8_data; /* [nt]: the one-long signalled puts */
 static int *pslot;     /* [nt] */
 static int64_t *setw;  /* [nt] */
 static double *dslot;  /* [nt] */
@@ -58,6 +59,7 @@ static struct words {
     uint32_t u32_or;    /* or 1 << (id % 32) */
     unsigned long long xw; /* fetch_xor mix(id) */
     uint64_t sig;       /* ADD id+1 with each signalled put */
+    uint64_t sig8;      /* ADD id+1 with each 8-byte signalled put */
     long arrivals;      /* the barrier loop */
     long bar_slot;
     long ptr_slot[64 / T]; /* [pe]: stored by pe through ushmem_ptr */
@@ -240,6 +242,10 @@ static void signals(int id)
             src[i] = -pattern(id, q, i);
         ushmem_putmem_signal(&sig_data[id * WS], src, sizeof(src), &w->sig, (uint64_t)id + 1,
                              USHMEM_SIGNAL_ADD, q);
+        /* One aligned long: a lone thread's payload takes one store. */
+        long one = -pattern(id, q, WS);
+        ushmem_putmem_signal(&sig8_data[id], &one, sizeof(one), &w->sig8, (uint64_t)id + 1,
+                             USHMEM_SIGNAL_ADD, q);
     }
 }
 
@@ -272,6 +278,10 @@ static void *thread_main(void *arg)
             for (int i = 0; i < WS; i++)
                 MPE_CHECK(sig_data[s * WS + i] == -pattern(s, me, i),
                           "signalled data from thread %d [%d] = %ld", s, i, sig_data[s * WS + i]);
+        got = ushmem_signal_wait_until(&w->sig8, USHMEM_CMP_EQ, sum_ids());
+        for (int s = 0; s < nt; s++)
+            MPE_CHECK(sig8_data[s] == -pattern(s, me, WS), "8-byte signalled data from thread "
+                      "%d = %ld", s, sig8_data[s]);
         ushmem_int32_wait_until(&w->inc_ctr, USHMEM_CMP_GE, K * nt);
         ushmem_uint64_wait_until(&w->counter, USHMEM_CMP_EQ, (uint64_t)K * sum_ids());
     }
@@ -382,11 +392,12 @@ int main(int argc, char **argv)
 
     slots = shmem_calloc((size_t)nt * W, sizeof(long));
     sig_data = shmem_calloc((size_t)nt * WS, sizeof(long));
+    sig8_data = shmem_calloc((size_t)nt, sizeof(long));
     pslot = shmem_calloc((size_t)nt, sizeof(int));
     setw = shmem_calloc((size_t)nt, sizeof(int64_t));
     dslot = shmem_calloc((size_t)nt, sizeof(double));
     w = shmem_calloc(1, sizeof(*w));
-    MPE_CHECK(slots && sig_data && pslot && setw && dslot && w, "allocation failed");
+    MPE_CHECK(slots && sig_data && sig8_data && pslot && setw && dslot && w, "allocation failed");
     w->owner = -1;
     w->bits_and = ~UINT64_C(0);
     shmem_barrier_all();
@@ -415,6 +426,7 @@ int main(int argc, char **argv)
     shmem_free(setw);
     shmem_free(pslot);
     shmem_free(sig_data);
+    shmem_free(sig8_data);
     shmem_free(slots);
     shmem_finalize();
     return 0;
