@@ -89,6 +89,8 @@
  *   cooperative call (scope 0: the thread, 1: its warp, 2: its block).
  * ushmemi_dev_copy_group(): copies bytes to or from mapped peer memory, the
  *   group's threads sharing the work.
+ * ushmemi_dev_copy_word64(): copies one 8-byte word, both ends 8-byte
+ *   aligned, as one load and one store where the device has them.
  * ushmemi_dev_memcpy / ushmemi_dev_memzero: memcpy and memset to zero for one
  *   thread's own small objects (OpenCL C has no <string.h>).
  * ushmemi_dev_longlong / _ulonglong: the types of the longlong and ulonglong
@@ -819,7 +821,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
          * half round trip on two H200s). Only here: the same test inside
          * the copy cost a block's put of 32 KiB 7 %. */
         if (size == 1 && nbytes == 8 && (((uintptr_t)mapped | (uintptr_t)source) & 7) == 0)
-            *(uint64_t *)mapped = *(const uint64_t *)source;
+            ushmemi_dev_copy_word64(mapped, source);
         else
             ushmemi_dev_copy_group(mapped, source, nbytes, rank, size);
     } else if (rank == 0 && nbytes > 0) {

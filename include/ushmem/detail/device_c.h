@@ -144,6 +144,12 @@ USHMEM_DEVICE_FN void ushmemi_dev_memcpy(void *dst, const void *src, size_t n)
 {
     memcpy(dst, src, n);
 }
+/* memcpy, not a uint64_t access: the word may be any object of the
+ * program's (C's aliasing rules); it is one move all the same. */
+USHMEM_DEVICE_FN void ushmemi_dev_copy_word64(void *dst, const void *src)
+{
+    memcpy(dst, src, 8);
+}
 USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
 {
     memset(dst, 0, n);

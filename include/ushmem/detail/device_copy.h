@@ -70,6 +70,12 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_as(char *dst, const char *src, size_t 
     else
         ushmemi_dev_copy_words<W, size_t>(dst, src, n, rank, size);
 }
+/* One 8-byte word, both ends 8-byte aligned: a lone thread's long, a
+ * signal's payload. */
+USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_word64(void *dst, const void *src)
+{
+    *static_cast<uint64_t *>(dst) = *static_cast<const uint64_t *>(src);
+}
 USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n,
                                                 unsigned rank, unsigned size)
 {

@@ -235,6 +235,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_memzero(void *dst, size_t n)
     for (size_t i = 0; i < n; i++)
         ((char *)dst)[i] = 0;
 }
+USHMEM_DEVICE_FN void ushmemi_dev_copy_word64(void *dst, const void *src)
+{
+    ushmemi_dev_memcpy(dst, src, 8);
+}
 /* The proxy thread cannot reach a work-item's private or __local memory:
  * through the proxy, values of p, g and fetching atomics, and puts from or
  * gets into such memory, travel in the ring (FLAG_INLINE, FLAG_RESULT). */
