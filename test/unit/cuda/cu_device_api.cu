@@ -131,7 +131,11 @@ enum {
     X(W_ORDER_WAIT, "signal_wait_until(GE round) of a round's signal returns the round") \
     X(W_ORDER_B_DATA, "putmem_signal_block 1 MiB read at once after its signal")         \
     X(W_ORDER_W_DATA, "putmem_signal_warp 64 KiB read at once after its signal")         \
-    X(W_ORDER_T_DATA, "putmem_signal 4 KiB read at once after its signal")
+    X(W_ORDER_T_DATA, "putmem_signal 4 KiB read at once after its signal")               \
+    X(W_FRESH_WAIT, "signal_wait_until(GE round) of a round's publication returns the round") \
+    X(W_FRESH_B_DATA, "getmem_block 32 KiB, again after the owner rewrote it")            \
+    X(W_FRESH_W_DATA, "getmem_warp 4 KiB, again after the owner rewrote it")              \
+    X(W_FRESH_T_DATA, "getmem 512 B, again after the owner rewrote it")
 #define WHAT_ENUM(name, text) name,
 #define WHAT_TEXT(name, text) text,
 enum { WHAT_LIST(WHAT_ENUM) W_COUNT };
@@ -1961,6 +1965,128 @@ static void phase_order(void)
     cu_phase_end();
 }
 
+/* ---- gets of words their owner rewrote since the last get ---- */
+
+#define FRESH_ROUNDS 200
+
+/* One channel per scope: each PE rewrites its own pub every round and
+ * signals the next PE through sig, which gets pub into got and acknowledges
+ * through ack, after which pub may be rewritten. */
+struct fresh_chan {
+    uint64_t sig, ack;
+    uint64_t *pub, *got;
+    size_t words;
+};
+
+/* The group (rank of size) of channel c, every round: wait until the next
+ * PE has read the last round, write the round into pub, fence, signal the
+ * next PE; wait for the previous PE's signal, get its pub, check every word,
+ * acknowledge. Each get reads the lines the get before it read, in the same
+ * kernel, after their owner rewrote them: a get through a cache that the
+ * wait does not invalidate (the read-only path of ld.global.nc, which a
+ * const __restrict__ copy compiles to) would return the round before. */
+__device__ static void fresh_rounds(struct fresh_chan *ch, int scope, unsigned rank,
+                                    unsigned size, int my_pe, int n_pes, int what,
+                                    struct cu_log *log)
+{
+    int next = (my_pe + 1) % n_pes, prev = (my_pe + n_pes - 1) % n_pes;
+    size_t n = ch->words, bytes = n * sizeof(uint64_t);
+
+    for (uint64_t r = 1; r <= FRESH_ROUNDS; r++) {
+        if (rank == 0)
+            ushmem_uint64_wait_until(&ch->ack, USHMEM_CMP_GE, r - 1);
+        if (scope == 2)
+            __syncthreads();
+        else if (scope == 1)
+            __syncwarp();
+        for (size_t i = rank; i < n; i += size)
+            ch->pub[i] = order_word(my_pe, r, i);
+        if (scope == 2)
+            __syncthreads();
+        else if (scope == 1)
+            __syncwarp();
+        if (rank == 0) {
+            ushmem_fence();
+            ushmemx_signal_set(&ch->sig, r, next);
+            uint64_t v = ushmem_signal_wait_until(&ch->sig, USHMEM_CMP_GE, r);
+            if (v != r)
+                cu_dev_fail(log, W_FRESH_WAIT, prev, (int)r, scope, (long long)r, (long long)v);
+        }
+        if (scope == 2) {
+            __syncthreads();
+            ushmemx_getmem_block(ch->got, ch->pub, bytes, prev);
+        } else if (scope == 1) {
+            __syncwarp();
+            ushmemx_getmem_warp(ch->got, ch->pub, bytes, prev);
+        } else {
+            ushmem_getmem(ch->got, ch->pub, bytes, prev);
+        }
+        for (size_t i = rank; i < n; i += size) {
+            uint64_t g = ch->got[i], want = order_word(prev, r, i);
+            if (g != want) {
+                cu_dev_fail(log, what, prev, (int)r, (long long)i, (long long)want, (long long)g);
+                break;
+            }
+        }
+        if (scope == 2)
+            __syncthreads();
+        else if (scope == 1)
+            __syncwarp();
+        if (rank == 0)
+            ushmemx_signal_set(&ch->ack, r, prev);
+    }
+}
+
+/* Block 0 the block scope, block 1 its first warp, block 2 its first
+ * thread, side by side. */
+__global__ void k_fresh(struct fresh_chan *chans, int my_pe, int n_pes, struct cu_log *log)
+{
+    unsigned t = threadIdx.x;
+
+    if (blockIdx.x == 0)
+        fresh_rounds(&chans[0], 2, t, blockDim.x, my_pe, n_pes, W_FRESH_B_DATA, log);
+    else if (blockIdx.x == 1 && t < 32)
+        fresh_rounds(&chans[1], 1, t, 32, my_pe, n_pes, W_FRESH_W_DATA, log);
+    else if (blockIdx.x == 2 && t == 0)
+        fresh_rounds(&chans[2], 0, 0, 1, my_pe, n_pes, W_FRESH_T_DATA, log);
+}
+
+static void phase_fresh(void)
+{
+    static const size_t bytes[3] = {32 << 10, 4 << 10, 512};
+    struct fresh_chan h[3];
+
+    cu_phase_begin("fresh");
+    struct fresh_chan *chans = (struct fresh_chan *)alloc_set(sizeof(h), 0);
+    for (int c = 0; c < 3; c++) {
+        memset(&h[c], 0, sizeof(h[c]));
+        h[c].words = bytes[c] / sizeof(uint64_t);
+        h[c].pub = (uint64_t *)alloc_set(bytes[c], 0);
+        h[c].got = (uint64_t *)alloc_set(bytes[c], 0);
+    }
+    cu_h2d(chans, h, sizeof(h));
+    shmem_barrier_all();
+
+    k_fresh<<<3, ORDER_NT, 0, cu.stream>>>(chans, me, npes, dlog);
+    cu_wait("k_fresh");
+    report();
+    shmem_barrier_all();
+
+    for (int c = 0; c < 3; c++) {
+        struct fresh_chan d;
+        cu_d2h(&d, &chans[c], sizeof(d));
+        cu_expect<uint64_t>("fresh channel's acknowledgement after the last round", (size_t)c,
+                            FRESH_ROUNDS, d.ack);
+    }
+    shmem_barrier_all();
+    for (int c = 2; c >= 0; c--) {
+        shmem_free(h[c].got);
+        shmem_free(h[c].pub);
+    }
+    shmem_free(chans);
+    cu_phase_end();
+}
+
 int main(int argc, char **argv)
 {
     cu_parse_args(argc, argv);
@@ -1981,6 +2107,7 @@ int main(int argc, char **argv)
     phase_fence();
     phase_barrier();
     phase_order();
+    phase_fresh();
 
     CU_CHECK(cudaFree(dlog));
     cu_finish();
