@@ -1982,9 +1982,8 @@ struct fresh_chan {
  * PE has read the last round, write the round into pub, fence, signal the
  * next PE; wait for the previous PE's signal, get its pub, check every word,
  * acknowledge. Each get reads the lines the get before it read, in the same
- * kernel, after their owner rewrote them: a get through a cache that the
- * wait does not invalidate (the read-only path of ld.global.nc, which a
- * const __restrict__ copy compiles to) would return the round before. */
+ * kernel, after their owner rewrote them: a get served from a cache that
+ * the wait did not invalidate would return the round before. */
 __device__ static void fresh_rounds(struct fresh_chan *ch, int scope, unsigned rank,
                                     unsigned size, int my_pe, int n_pes, int what,
                                     struct cu_log *log)
