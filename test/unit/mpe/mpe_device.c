@@ -6,7 +6,9 @@
  * and/or/xor, set/fetch), and put with an ADD signal (256 bytes, and one
  * long) that the receiving PE waits for exactly. After a device barrier every PE checks every word it
  * received. Then a loop of device barriers, interleaved with host barriers,
- * checks that nobody leaves a barrier early. The window of the device state
+ * checks that nobody leaves a barrier early, and rounds of gets of words
+ * their owner rewrote since the last get check that each get sees the
+ * round its signal announced. The window of the device state
  * (the PEs reached by arithmetic) must agree with the table, and ushmem_ptr
  * must reach exactly the mapped PEs: every PE stores through it into each of
  * them and checks what the others stored into it.
@@ -35,6 +37,8 @@
 #define WS 32   /* longs per signalled slot */
 #define K 8     /* atomic rounds per thread and PE */
 #define BARRIER_ROUNDS 40
+#define FRESH_ROUNDS 50
+#define FW 64   /* longs each PE rewrites every fresh round */
 
 static int me, npes, nt; /* nt: threads in the job, ids 0 .. nt-1 */
 
@@ -63,7 +67,10 @@ static struct words {
     long arrivals;      /* the barrier loop */
     long bar_slot;
     long ptr_slot[64 / T]; /* [pe]: stored by pe through ushmem_ptr */
+    uint64_t fresh_sig;    /* set to the round by the previous PE */
+    uint64_t fresh_ack;    /* set to the round by the next PE */
 } *w;
+static long *fresh_pub; /* [FW]: rewritten by its own PE every round */
 
 static long pattern(int id, int dst, int i)
 {
@@ -357,6 +364,32 @@ static void barrier_loop(void)
               (unsigned long long)want);
 }
 
+/* Gets of words their owner rewrote since the last get: every round each PE
+ * waits until the next PE has read the round before, rewrites its own
+ * fresh_pub with plain stores, fences, and signals the next PE; then it
+ * waits for the previous PE's signal, gets that PE's fresh_pub and checks
+ * every word is of this round before acknowledging. */
+static void fresh_rounds(void)
+{
+    int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+    long got[FW];
+
+    for (long r = 1; r <= FRESH_ROUNDS; r++) {
+        ushmem_uint64_wait_until(&w->fresh_ack, USHMEM_CMP_GE, (uint64_t)r - 1);
+        for (int i = 0; i < FW; i++)
+            fresh_pub[i] = r * 100000 + me * 1000 + i;
+        ushmem_fence();
+        ushmemx_signal_set(&w->fresh_sig, (uint64_t)r, next);
+        ushmem_signal_wait_until(&w->fresh_sig, USHMEM_CMP_GE, (uint64_t)r);
+        ushmem_getmem(got, fresh_pub, sizeof(got), prev);
+        for (int i = 0; i < FW; i++)
+            MPE_CHECK(got[i] == r * 100000 + prev * 1000 + i,
+                      "round %ld: word %d got from PE %d = %ld", r, i, prev, got[i]);
+        ushmemx_signal_set(&w->fresh_ack, (uint64_t)r, prev);
+    }
+    ushmem_uint64_wait_until(&w->fresh_ack, USHMEM_CMP_GE, FRESH_ROUNDS);
+}
+
 static void bad_offset(void)
 {
     long local = 7;
@@ -397,7 +430,9 @@ int main(int argc, char **argv)
     setw = shmem_calloc((size_t)nt, sizeof(int64_t));
     dslot = shmem_calloc((size_t)nt, sizeof(double));
     w = shmem_calloc(1, sizeof(*w));
-    MPE_CHECK(slots && sig_data && sig8_data && pslot && setw && dslot && w, "allocation failed");
+    fresh_pub = shmem_calloc(FW, sizeof(long));
+    MPE_CHECK(slots && sig_data && sig8_data && pslot && setw && dslot && w && fresh_pub,
+              "allocation failed");
     w->owner = -1;
     w->bits_and = ~UINT64_C(0);
     shmem_barrier_all();
@@ -416,11 +451,14 @@ int main(int argc, char **argv)
     shmem_barrier_all();
 
     barrier_loop();
+    fresh_rounds();
+    shmem_barrier_all();
     {
         const char *route = getenv("USHMEM_DEVICE_ROUTE");
         check_ptr(route != NULL && strcmp(route, "proxy") == 0);
     }
 
+    shmem_free(fresh_pub);
     shmem_free(w);
     shmem_free(dslot);
     shmem_free(setw);
