@@ -1854,6 +1854,15 @@ __host__ __device__ static inline uint64_t order_word(int pe, uint64_t round, si
     return ((uint64_t)(pe + 1) << 56) ^ (round << 32) ^ (uint64_t)i;
 }
 
+/* The meeting of a channel's group: scope 2 a block, 1 a warp, 0 one thread. */
+__device__ static inline void scope_sync(int scope)
+{
+    if (scope == 2)
+        __syncthreads();
+    else if (scope == 1)
+        __syncwarp();
+}
+
 /* The group (rank of size) of channel c: every round, wait until the next PE
  * has checked the last one, fill src, put it with a signal (ADD 1 in odd
  * rounds, SET to the round in even ones: either way the signal then reads the
@@ -1885,10 +1894,7 @@ __device__ static void order_rounds(struct order_chan *ch, int scope, unsigned r
             if (v != r)
                 cu_dev_fail(log, W_ORDER_WAIT, prev, (int)r, scope, (long long)r, (long long)v);
         }
-        if (scope == 2)
-            __syncthreads();
-        else if (scope == 1)
-            __syncwarp();
+        scope_sync(scope);
         const volatile uint64_t *got = ch->dst;
         for (size_t k = rank; k < n; k += size) {
             size_t i = n - 1 - k;
@@ -1898,93 +1904,114 @@ __device__ static void order_rounds(struct order_chan *ch, int scope, unsigned r
                 break;
             }
         }
-        if (scope == 2)
-            __syncthreads();
-        else if (scope == 1)
-            __syncwarp();
+        scope_sync(scope);
         if (rank == 0)
             ushmemx_signal_set(&ch->ack, r, prev);
     }
 }
 
-/* Block 0 the block scope, block 1 its first warp, block 2 its first
- * thread; the three run side by side. */
-__global__ void k_order(struct order_chan *chans, int my_pe, int n_pes, struct cu_log *log)
+typedef void (*chan_rounds_fn)(struct order_chan *, int, unsigned, unsigned, int, int, int,
+                               struct cu_log *);
+
+/* Block 0 runs ROUNDS on channel 0 at block scope, block 1's first warp on
+ * channel 1 at warp scope, block 2's first thread on channel 2; the three
+ * side by side, each reporting its own kind of mismatch (what[scope]). */
+template <chan_rounds_fn ROUNDS>
+__global__ void k_three_scopes(struct order_chan *chans, int my_pe, int n_pes, int what_b,
+                               int what_w, int what_t, struct cu_log *log)
 {
     unsigned t = threadIdx.x;
 
     if (blockIdx.x == 0)
-        order_rounds(&chans[0], 2, t, blockDim.x, my_pe, n_pes, W_ORDER_B_DATA, log);
+        ROUNDS(&chans[0], 2, t, blockDim.x, my_pe, n_pes, what_b, log);
     else if (blockIdx.x == 1 && t < 32)
-        order_rounds(&chans[1], 1, t, 32, my_pe, n_pes, W_ORDER_W_DATA, log);
+        ROUNDS(&chans[1], 1, t, 32, my_pe, n_pes, what_w, log);
     else if (blockIdx.x == 2 && t == 0)
-        order_rounds(&chans[2], 0, 0, 1, my_pe, n_pes, W_ORDER_T_DATA, log);
+        ROUNDS(&chans[2], 0, 0, 1, my_pe, n_pes, what_t, log);
 }
 
-static void phase_order(void)
+/* Three channels in the heap, channel c with two zeroed buffers of bytes[c]
+ * (src and dst); h receives their host copy. */
+static struct order_chan *chans_alloc(const size_t bytes[3], struct order_chan h[3])
 {
-    static const size_t bytes[3] = {1 << 20, 64 << 10, 4 << 10};
-    struct order_chan h[3];
-
-    cu_phase_begin("order");
-    struct order_chan *chans = (struct order_chan *)alloc_set(sizeof(h), 0);
+    struct order_chan *chans = (struct order_chan *)alloc_set(3 * sizeof(*chans), 0);
     for (int c = 0; c < 3; c++) {
         memset(&h[c], 0, sizeof(h[c]));
         h[c].words = bytes[c] / sizeof(uint64_t);
         h[c].src = (uint64_t *)alloc_set(bytes[c], 0);
         h[c].dst = (uint64_t *)alloc_set(bytes[c], 0);
     }
-    cu_h2d(chans, h, sizeof(h));
-    shmem_barrier_all();
+    cu_h2d(chans, h, 3 * sizeof(*chans));
+    return chans;
+}
 
-    k_order<<<3, ORDER_NT, 0, cu.stream>>>(chans, me, npes, dlog);
-    cu_wait("k_order");
-    report();
-    shmem_barrier_all();
-
-    /* The last round of each channel is in place too, and acknowledged. */
-    for (int c = 0; c < 3; c++) {
-        struct order_chan d;
-        std::vector<uint64_t> got(h[c].words);
-        cu_d2h(&d, &chans[c], sizeof(d));
-        cu_expect<uint64_t>("order channel's signal after the last round", (size_t)c,
-                            ORDER_ROUNDS, d.sig);
-        cu_expect<uint64_t>("order channel's acknowledgement after the last round", (size_t)c,
-                            ORDER_ROUNDS, d.ack);
-        cu_d2h(got.data(), h[c].dst, bytes[c]);
-        for (size_t i = 0; i < h[c].words; i++)
-            cu_expect<uint64_t>("order channel's last round, word", i,
-                                order_word((me + npes - 1) % npes, ORDER_ROUNDS, i), got[i]);
-    }
-    shmem_barrier_all();
+static void chans_free(struct order_chan *chans, struct order_chan h[3])
+{
     for (int c = 2; c >= 0; c--) {
         shmem_free(h[c].dst);
         shmem_free(h[c].src);
     }
     shmem_free(chans);
+}
+
+/* A phase of three channels (bytes[c] each) running ROUNDS side by side for
+ * `rounds` rounds; afterwards each channel's signal and acknowledgement read
+ * the last round and its dst holds the previous PE's last round. */
+template <chan_rounds_fn ROUNDS>
+static void phase_three_scopes(const char *name, const size_t bytes[3], uint64_t rounds,
+                               int what_b, int what_w, int what_t)
+{
+    struct order_chan h[3];
+
+    cu_phase_begin(name);
+    struct order_chan *chans = chans_alloc(bytes, h);
+    shmem_barrier_all();
+
+    k_three_scopes<ROUNDS><<<3, ORDER_NT, 0, cu.stream>>>(chans, me, npes, what_b, what_w,
+                                                          what_t, dlog);
+    cu_wait(name);
+    report();
+    shmem_barrier_all();
+
+    for (int c = 0; c < 3; c++) {
+        struct order_chan d;
+        std::vector<uint64_t> got(h[c].words);
+        cu_d2h(&d, &chans[c], sizeof(d));
+        cu_expect<uint64_t>("channel's signal after the last round", (size_t)c, rounds, d.sig);
+        cu_expect<uint64_t>("channel's acknowledgement after the last round", (size_t)c, rounds,
+                            d.ack);
+        cu_d2h(got.data(), h[c].dst, bytes[c]);
+        for (size_t i = 0; i < h[c].words; i++)
+            cu_expect<uint64_t>("channel's last round, word", i,
+                                order_word((me + npes - 1) % npes, rounds, i), got[i]);
+    }
+    shmem_barrier_all();
+    chans_free(chans, h);
     cu_phase_end();
+}
+
+static void phase_order(void)
+{
+    static const size_t bytes[3] = {1 << 20, 64 << 10, 4 << 10};
+
+    phase_three_scopes<order_rounds>("order", bytes, ORDER_ROUNDS, W_ORDER_B_DATA,
+                                     W_ORDER_W_DATA, W_ORDER_T_DATA);
 }
 
 /* ---- gets of words their owner rewrote since the last get ---- */
 
 #define FRESH_ROUNDS 200
 
-/* One channel per scope: each PE rewrites its own pub every round and
- * signals the next PE through sig, which gets pub into got and acknowledges
- * through ack, after which pub may be rewritten. */
-struct fresh_chan {
-    uint64_t sig, ack;
-    uint64_t *pub, *got;
-    size_t words;
-};
-
-/* The group (rank of size) of channel c, every round: wait until the next
- * PE has read the last round, write the round into pub, fence, signal the
- * next PE; wait for the previous PE's signal, get its pub, check every word,
- * acknowledge. Each get reads the lines the get before it read, in the same
- * kernel, after their owner rewrote them: a get served from a cache that
- * the wait did not invalidate would return the round before. */
-__device__ static void fresh_rounds(struct fresh_chan *ch, int scope, unsigned rank,
+/* The channels of phase order, used otherwise: each PE rewrites its own
+ * src every round and signals the next PE through sig, which gets that src
+ * into its dst and acknowledges through ack, after which src may be
+ * rewritten. The group (rank of size), every round: wait until the next PE
+ * has read the last round, write the round into src, fence, signal the
+ * next PE; wait for the previous PE's signal, get its src, check every
+ * word, acknowledge. Each get reads the lines the get before it read, in
+ * the same kernel, after their owner rewrote them: a get served from a
+ * cache that the wait did not invalidate would return the round before. */
+__device__ static void fresh_rounds(struct order_chan *ch, int scope, unsigned rank,
                                     unsigned size, int my_pe, int n_pes, int what,
                                     struct cu_log *log)
 {
@@ -1994,16 +2021,10 @@ __device__ static void fresh_rounds(struct fresh_chan *ch, int scope, unsigned r
     for (uint64_t r = 1; r <= FRESH_ROUNDS; r++) {
         if (rank == 0)
             ushmem_uint64_wait_until(&ch->ack, USHMEM_CMP_GE, r - 1);
-        if (scope == 2)
-            __syncthreads();
-        else if (scope == 1)
-            __syncwarp();
+        scope_sync(scope);
         for (size_t i = rank; i < n; i += size)
-            ch->pub[i] = order_word(my_pe, r, i);
-        if (scope == 2)
-            __syncthreads();
-        else if (scope == 1)
-            __syncwarp();
+            ch->src[i] = order_word(my_pe, r, i);
+        scope_sync(scope);
         if (rank == 0) {
             ushmem_fence();
             ushmemx_signal_set(&ch->sig, r, next);
@@ -2011,79 +2032,32 @@ __device__ static void fresh_rounds(struct fresh_chan *ch, int scope, unsigned r
             if (v != r)
                 cu_dev_fail(log, W_FRESH_WAIT, prev, (int)r, scope, (long long)r, (long long)v);
         }
-        if (scope == 2) {
-            __syncthreads();
-            ushmemx_getmem_block(ch->got, ch->pub, bytes, prev);
-        } else if (scope == 1) {
-            __syncwarp();
-            ushmemx_getmem_warp(ch->got, ch->pub, bytes, prev);
-        } else {
-            ushmem_getmem(ch->got, ch->pub, bytes, prev);
-        }
+        scope_sync(scope);
+        if (scope == 2)
+            ushmemx_getmem_block(ch->dst, ch->src, bytes, prev);
+        else if (scope == 1)
+            ushmemx_getmem_warp(ch->dst, ch->src, bytes, prev);
+        else
+            ushmem_getmem(ch->dst, ch->src, bytes, prev);
         for (size_t i = rank; i < n; i += size) {
-            uint64_t g = ch->got[i], want = order_word(prev, r, i);
+            uint64_t g = ch->dst[i], want = order_word(prev, r, i);
             if (g != want) {
                 cu_dev_fail(log, what, prev, (int)r, (long long)i, (long long)want, (long long)g);
                 break;
             }
         }
-        if (scope == 2)
-            __syncthreads();
-        else if (scope == 1)
-            __syncwarp();
+        scope_sync(scope);
         if (rank == 0)
             ushmemx_signal_set(&ch->ack, r, prev);
     }
 }
 
-/* Block 0 the block scope, block 1 its first warp, block 2 its first
- * thread, side by side. */
-__global__ void k_fresh(struct fresh_chan *chans, int my_pe, int n_pes, struct cu_log *log)
-{
-    unsigned t = threadIdx.x;
-
-    if (blockIdx.x == 0)
-        fresh_rounds(&chans[0], 2, t, blockDim.x, my_pe, n_pes, W_FRESH_B_DATA, log);
-    else if (blockIdx.x == 1 && t < 32)
-        fresh_rounds(&chans[1], 1, t, 32, my_pe, n_pes, W_FRESH_W_DATA, log);
-    else if (blockIdx.x == 2 && t == 0)
-        fresh_rounds(&chans[2], 0, 0, 1, my_pe, n_pes, W_FRESH_T_DATA, log);
-}
-
 static void phase_fresh(void)
 {
     static const size_t bytes[3] = {32 << 10, 4 << 10, 512};
-    struct fresh_chan h[3];
 
-    cu_phase_begin("fresh");
-    struct fresh_chan *chans = (struct fresh_chan *)alloc_set(sizeof(h), 0);
-    for (int c = 0; c < 3; c++) {
-        memset(&h[c], 0, sizeof(h[c]));
-        h[c].words = bytes[c] / sizeof(uint64_t);
-        h[c].pub = (uint64_t *)alloc_set(bytes[c], 0);
-        h[c].got = (uint64_t *)alloc_set(bytes[c], 0);
-    }
-    cu_h2d(chans, h, sizeof(h));
-    shmem_barrier_all();
-
-    k_fresh<<<3, ORDER_NT, 0, cu.stream>>>(chans, me, npes, dlog);
-    cu_wait("k_fresh");
-    report();
-    shmem_barrier_all();
-
-    for (int c = 0; c < 3; c++) {
-        struct fresh_chan d;
-        cu_d2h(&d, &chans[c], sizeof(d));
-        cu_expect<uint64_t>("fresh channel's acknowledgement after the last round", (size_t)c,
-                            FRESH_ROUNDS, d.ack);
-    }
-    shmem_barrier_all();
-    for (int c = 2; c >= 0; c--) {
-        shmem_free(h[c].got);
-        shmem_free(h[c].pub);
-    }
-    shmem_free(chans);
-    cu_phase_end();
+    phase_three_scopes<fresh_rounds>("fresh", bytes, FRESH_ROUNDS, W_FRESH_B_DATA,
+                                     W_FRESH_W_DATA, W_FRESH_T_DATA);
 }
 
 int main(int argc, char **argv)
