@@ -10,9 +10,11 @@
 # through AdaptiveCpp's cuda target, compiled beforehand by
 # scripts/build-sycl-gpu.sh into .sycl-gpu/ (part "sycl"); the GPU
 # benchmarks beside NVSHMEM and NCCL, scripts/gpu_bench.sh (part "bench");
-# then a summary table.
+# NVSHMEM's own perftests built unchanged against ushmem and against NVSHMEM,
+# scripts/nvshmem_suite.sh (part "nvshmem"); then a summary table.
 #
-# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,routes,sycl,bench] [CUDA_TESTS="name ..."]
+# Usage: [BUILD_DIR=build-gpu] [GPU_RUN_PARTS=host,device,routes,sycl,bench,nvshmem]
+#        [CUDA_TESTS="name ..."] [NVSHMEM_SRC=path]
 #        scripts/gpu_run.sh [LOG_DIR]
 #        (LOG_DIR defaults to $BUILD_DIR/logs)
 #
@@ -31,7 +33,7 @@ cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 build=${BUILD_DIR:-build-gpu}
 logs=${1:-$build/logs}
-parts=${GPU_RUN_PARTS:-host,device,routes,sycl,bench}
+parts=${GPU_RUN_PARTS:-host,device,routes,sycl,bench,nvshmem}
 want() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
 mkdir -p "$build" "$logs"
 log=$logs/gpu_run.log
@@ -356,6 +358,25 @@ if want routes; then
                 'reaches only mapped peers' 'all checks passed' -- \
                 env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
                 "${oshrun[@]}" -n 2 "$cuda/cu_on_stream"
+            # CUDA graphs: a stream call through the proxy is refused while
+            # its stream is captured (the proxy takes the request at the
+            # call, which a replay cannot repeat), in one sentence naming
+            # the call and the PE; captured kernels' device calls replay.
+            # Stream order between kernels and stream calls over FI_HMEM.
+            for c in put:shmemx_putmem_on_stream barrier:shmemx_barrier_all_on_stream; do
+                expect "cu_graph -n 2, USHMEM_IPC=0: captured ${c%%:*} refused" 1 \
+                    "${c#*:}: PE [0-9]+ is reached through the proxy thread.*cannot be captured into a graph" \
+                    'all checks passed' -- env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
+                    "${oshrun[@]}" -n 2 "$cuda/cu_graph" --refuse "${c%%:*}"
+            done
+            expect "cu_graph --device-only -n 2, USHMEM_IPC=0 over FI_HMEM" 0 'all checks passed' '' \
+                -- env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
+                "${oshrun[@]}" -n 2 "$cuda/cu_graph" --device-only
+            for n in 2 4; do
+                expect "cu_stream_order -n $n, USHMEM_IPC=0 over FI_HMEM" 0 'all checks passed' '' \
+                    -- env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=256M \
+                    "${oshrun[@]}" -n $n "$cuda/cu_stream_order"
+            done
         fi
     else
         record "CUDA programs through the proxy and over landing, one GPU per PE" \
@@ -409,6 +430,29 @@ if want bench; then
         record "scripts/gpu_bench.sh (rc $?)" FAIL
     fi
     tail -n 30 "$logs/gpu_bench.txt" | tee -a "$log"
+fi
+
+# NVSHMEM's own perftests, unchanged, built against ushmem's compatible
+# headers and against NVSHMEM, side by side (scripts/nvshmem_suite.sh). The
+# NVSHMEM source tree is fetched outside the repository (never committed)
+# and named by NVSHMEM_SRC; a copy carried to the GPU machine in the
+# ignored folder .nvshmem-src/ is taken when NVSHMEM_SRC is unset.
+if want nvshmem; then
+    section "NVSHMEM's perftests against ushmem and NVSHMEM (scripts/nvshmem_suite.sh)"
+    nvsrc=${NVSHMEM_SRC:-}
+    [ -z "$nvsrc" ] && [ -d "$root/.nvshmem-src/perftest" ] && nvsrc=$root/.nvshmem-src
+    if [ -n "$nvsrc" ]; then
+        say "\$ BUILD_DIR=$build scripts/nvshmem_suite.sh $nvsrc $logs/nvshmem-suite"
+        if BUILD_DIR=$build timeout "${NVSHMEM_SUITE_TIMEOUT:-540}" \
+            bash scripts/nvshmem_suite.sh "$nvsrc" "$logs/nvshmem-suite" >"$logs/nvshmem_suite.txt" 2>&1; then
+            record "NVSHMEM perftests built unchanged, every run exits 0" PASS
+        else
+            record "NVSHMEM perftests (scripts/nvshmem_suite.sh, rc $?)" FAIL
+        fi
+        sed -n '/^NVSHMEM perftests/,$p' "$logs/nvshmem_suite.txt" | tee -a "$log"
+    else
+        record "NVSHMEM perftests" "skipped (no NVSHMEM_SRC, no .nvshmem-src/)"
+    fi
 fi
 
 section "summary"

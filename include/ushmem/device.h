@@ -96,7 +96,10 @@
  * ushmemi_dev_longlong / _ulonglong: the types of the longlong and ulonglong
  *   calls, 64 bits (OpenCL C's long long would be 128).
  * ushmemi_dev_proxy_reaches(p): 1 when the proxy thread can reach p, else
- *   the bytes travel in the ring when USHMEMI_DEV_RESULTS_IN_RING is 1. */
+ *   the bytes travel in the ring when USHMEMI_DEV_RESULTS_IN_RING is 1.
+ * Optional (USHMEMI_DEV_HAS_OPAQUE; otherwise v itself):
+ *   ushmemi_dev_opaque(v): v, as a value the optimizer cannot see through,
+ *   at no cost in instructions. */
 #if defined(SYCL_LANGUAGE_VERSION) /* before CUDA: acpp's cuda target is clang's CUDA mode */
 #include <ushmem/detail/device_sycl.h>
 #elif defined(__CUDACC__)
@@ -117,6 +120,12 @@ typedef unsigned ushmemi_dev_scope;
 #endif
 #if !defined(USHMEMI_DEV_GROUPS)
 #define USHMEMI_DEV_GROUPS 0
+#endif
+#if !defined(USHMEMI_DEV_HAS_OPAQUE)
+USHMEM_DEVICE_FN unsigned ushmemi_dev_opaque(unsigned v)
+{
+    return v;
+}
 #endif
 #if !defined(USHMEMI_DEV_HAS_RELAXED)
 USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
@@ -331,6 +340,32 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit(const struct ushmem_device_state *s
 #define USHMEMI_DEV_WARP 1u
 #define USHMEMI_DEV_BLOCK 2u
 
+/* The calling thread's rank in its group and the target PE, as the calls
+ * that move data take them: new values at each call for the optimizer
+ * (ushmemi_dev_opaque), so that nothing the call computes from them (the
+ * road to the PE, its mapped addresses, the copy's per-thread addresses)
+ * is hoisted out of a user's loop of calls, where it stayed alive beside
+ * the loop's own values: loops of putmem_signal_warp with the same
+ * arguments each time needed 74 registers, more than a block of 1024
+ * threads can have. A lone thread's rank stays the constant 0 that its
+ * copy folds. Outside loops nothing changes; inside, each call computes
+ * its own, as a call outside a loop does. */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN unsigned ushmemi_dev_call_rank(ushmemi_dev_scope scope)
+{
+#if USHMEMI_DEV_GROUPS
+    return ushmemi_dev_group_rank(scope);
+#else
+    unsigned rank = ushmemi_dev_group_rank(scope);
+    return scope == USHMEMI_DEV_THREAD ? rank : ushmemi_dev_opaque(rank);
+#endif
+}
+
+USHMEM_DEVICE_FN int ushmemi_dev_call_pe(int pe)
+{
+    return (int)ushmemi_dev_opaque((unsigned)pe);
+}
+
 /* A put by the threads of `scope`: on the direct road they share the copy;
  * through the proxy one of them submits. The group meets before (its source
  * is written) and after (a blocking call has returned for all of it). */
@@ -339,10 +374,11 @@ USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes
                                       ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
-    unsigned rank = ushmemi_dev_group_rank(scope);
+    unsigned rank = ushmemi_dev_call_rank(scope);
 
     if (nbytes == 0)
         return;
+    pe = ushmemi_dev_call_pe(pe);
     void *mapped = ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_RMA);
     ushmemi_dev_group_sync(scope);
     if (mapped != NULL)
@@ -358,10 +394,11 @@ USHMEM_DEVICE_FN void ushmemi_dev_get(void *dest, const void *src, size_t nbytes
                                       ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
-    unsigned rank = ushmemi_dev_group_rank(scope);
+    unsigned rank = ushmemi_dev_call_rank(scope);
 
     if (nbytes == 0)
         return;
+    pe = ushmemi_dev_call_pe(pe);
     const void *mapped = ushmemi_dev_mapped(s, src, pe, USHMEM_DEVICE_CLASS_RMA);
     ushmemi_dev_group_sync(scope);
     if (mapped != NULL)
@@ -806,9 +843,12 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
                                              int pe, ushmemi_dev_scope scope)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
-    unsigned rank = ushmemi_dev_group_rank(scope);
+    unsigned rank = ushmemi_dev_call_rank(scope);
     unsigned op = sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET;
-    void *mapped = ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_RMA);
+    void *mapped;
+
+    pe = ushmemi_dev_call_pe(pe);
+    mapped = ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_RMA);
     int direct = mapped != NULL;
     int proxied_put = 0;
     uint64_t put_ticket = 0;

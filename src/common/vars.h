@@ -28,7 +28,13 @@
       "How heap file descriptors move between local PEs: auto (pidfd, then socket), " \
       "pidfd (pidfd_getfd only) or socket (SCM_RIGHTS over an abstract Unix socket)") \
     X(bootstrap_timeout, "USHMEM_BOOTSTRAP_TIMEOUT", INT, "60",                       \
-      "Seconds a PE waits for its local peers while exchanging heap handles")         \
+      "Seconds a PE waits for its local peers while exchanging heap handles, and for " \
+      "the job's PEs to meet at PE 0 in ushmemx_init_uniqueid")                         \
+    X(bootstrap_uid_addr, "USHMEM_BOOTSTRAP_UID_ADDR", STRING, "auto",               \
+      "Where ushmemx_get_uniqueid's process (PE 0) listens for the other PEs: an IP "  \
+      "address or a network interface name; auto: the address the host name resolves " \
+      "to, else 127.0.0.1 (set it for a job across hosts where the name resolves to a " \
+      "loopback address)")                                                              \
     X(symmetric_data, "USHMEM_SYMMETRIC_DATA", BOOL, "1",                             \
       "Make global and static variables symmetric (remotely accessible) by sharing the " \
       "executable's data segment with the local PEs (cpu backend)")                    \

@@ -741,9 +741,10 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .stream_copy = ushmemi_no_stream_copy,
     .stream_write64 = ushmemi_no_stream_write64,
     .stream_wait64 = ushmemi_no_stream_wait64,
-    .stream_sum = ushmemi_no_stream_sum,
+    .stream_reduce = ushmemi_no_stream_reduce,
     .stream_alloc = ushmemi_no_stream_alloc,
     .stream_free = ushmemi_no_stream_free,
+    .stream_capturing = ushmemi_no_stream_capturing,
     .pointer_query = cpu_pointer_query,
     .p2p_probe = cpu_p2p_probe,
 };

@@ -85,8 +85,25 @@ ushmem_status_t ushmemi_cuda_fail(const char *call, CUresult result, const char 
     return ushmemi_cuda_status(result);
 }
 
+/* The library's own threads (the proxy, the landing thread) work for
+ * kernels and streams whatever the program's threads do: while one of
+ * those captures a stream into a CUDA graph in the global mode (the
+ * default), calls such as a synchronisation are refused to every thread
+ * left in the global mode, so ushmem's threads take the relaxed mode, in
+ * which only their own captures (they make none) would be checked. The
+ * thread that opened the device, the program's, keeps its own. */
+static _Thread_local bool capture_mode_set;
+
 ushmem_status_t ushmemi_cuda_current(struct ushmemi_device *dev, const char *what)
 {
+    if (!capture_mode_set) {
+        capture_mode_set = true;
+        if (!pthread_equal(pthread_self(), dev->opener) &&
+            ushmemi_cu.cuThreadExchangeStreamCaptureMode != NULL) {
+            CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+            ushmemi_cu.cuThreadExchangeStreamCaptureMode(&mode);
+        }
+    }
     CUresult r = ushmemi_cu.cuCtxSetCurrent(dev->ctx);
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail("cuCtxSetCurrent", r, "primary context of device %d, for %s",
@@ -405,6 +422,53 @@ static CUcontext foreign_context(struct ushmemi_device *dev)
     return ctx;
 }
 
+/* "context": the CUcontext (the device's primary context); "ordinal": a
+ * pointer to the device's ordinal, an int that lives as long as the device. */
+static void *cuda_native_handle(struct ushmemi_device *dev, const char *what)
+{
+    if (strcmp(what, "context") == 0)
+        return (void *)dev->ctx;
+    if (strcmp(what, "ordinal") == 0)
+        return &dev->ordinal;
+    return NULL;
+}
+
+/* A module the program loaded (a CUmodule) holds its own __constant__ copy
+ * of the device state (include/ushmem/detail/device_cuda.h), a static
+ * variable: nvcc gives it its C++ internal name, and C its plain one. */
+static ushmem_status_t cuda_module_global(struct ushmemi_device *dev, void *module,
+                                          const char *name, const void *data, size_t size)
+{
+    static const char *const symbols[] = {"_ZL18ushmemi_cuda_state", "ushmemi_cuda_state"};
+    CUdeviceptr global = 0;
+    size_t have = 0;
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+
+    if (strcmp(name, "ushmem_device_state") != 0) {
+        ushmemi_error("cuda backend: module global \"%s\" is not the device state", name);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    ushmem_status_t status = ushmemi_cuda_current(dev, "module global");
+    if (status != USHMEM_OK)
+        return status;
+    for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]) && r == CUDA_ERROR_NOT_FOUND; i++)
+        r = ushmemi_cu.cuModuleGetGlobal(&global, &have, (CUmodule)module, symbols[i]);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuModuleGetGlobal", r, "module %p, the device state (%s)",
+                                 module, symbols[0]);
+    if (have < size) {
+        ushmemi_error("cuda backend: the device state of module %p has %zu bytes; %zu are "
+                      "needed (a module built against another version of <ushmem/device.h>?)",
+                      module, have, size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    r = ushmemi_cu.cuMemcpyHtoD(global, data, size);
+    if (r != CUDA_SUCCESS)
+        return ushmemi_cuda_fail("cuMemcpyHtoD", r, "%zu bytes of device state into module %p",
+                                 size, module);
+    return USHMEM_OK;
+}
+
 static ushmem_status_t cuda_foreign_enter(struct ushmemi_device *dev, void **saved_p)
 {
     CUcontext want = foreign_context(dev), cur = NULL;
@@ -460,6 +524,7 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
      * beyond that PEs share devices round robin, which the peer probe
      * reports as same_device. */
     dev->count = count;
+    dev->opener = pthread_self();
     dev->local_rank = local_rank;
     dev->local_size = local_size;
     const char *chosen_by = "local rank";
@@ -509,6 +574,9 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
     status = open_lanes(dev);
     if (status != USHMEM_OK)
         goto destroy_stream;
+    status = ushmemi_cuda_kernels_load(dev);
+    if (status != USHMEM_OK)
+        goto close_lanes;
     pthread_mutex_init(&dev->lock, NULL);
     pthread_mutex_init(&dev->amo_lock, NULL);
 
@@ -522,6 +590,8 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
     *dev_p = dev;
     return USHMEM_OK;
 
+close_lanes:
+    close_lanes(dev);
 destroy_stream:
     ushmemi_cu.cuStreamDestroy(dev->stream);
 release_ctx:
@@ -545,7 +615,8 @@ static void cuda_close(struct ushmemi_device *dev)
     }
     free(dev->regions);
     ushmemi_cuda_amo_close(dev);
-    ushmemi_cuda_sum_close(dev);
+    ushmemi_cuda_reduce_close(dev);
+    ushmemi_cuda_graph_close(dev);
     close_lanes(dev);
     if (dev->foreign_ctx != NULL && dev->foreign_ctx != dev->ctx) {
         ushmemi_cu.cuCtxDestroy(dev->foreign_ctx);
@@ -616,9 +687,13 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .stream_write64 = ushmemi_cuda_stream_write64,
     .stream_wait64 = ushmemi_cuda_stream_wait64,
     .stream_exchange64 = ushmemi_cuda_stream_exchange64,
-    .stream_sum = ushmemi_cuda_stream_sum,
+    .stream_reduce = ushmemi_cuda_stream_reduce,
     .stream_alloc = ushmemi_cuda_stream_alloc,
     .stream_free = ushmemi_cuda_stream_free,
+    .stream_capturing = ushmemi_cuda_stream_capturing,
+    .stream_exchange_counted = ushmemi_cuda_stream_exchange_counted,
     .pointer_query = ushmemi_cuda_pointer_query,
     .p2p_probe = ushmemi_cuda_p2p_probe,
+    .native_handle = cuda_native_handle,
+    .module_global = cuda_module_global,
 };

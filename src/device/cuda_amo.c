@@ -1,5 +1,6 @@
 /* The cuda backend's device atomic, for the proxy thread: a one-thread
- * kernel, written in PTX and JIT-compiled by the driver on first use, that
+ * kernel, written in PTX and JIT-compiled by the driver when the device is
+ * opened (ushmemi_cuda_kernels_load), that
  * performs one atomic at system scope on device memory (this GPU's heap or a
  * peer's as mapped here) and leaves the old value in host-pinned memory. The
  * CPU never touches the word, and the kernel runs on the backend's stream,
@@ -200,9 +201,7 @@ _Static_assert(USHMEM_RING_AMO_FETCH == 0 && USHMEM_RING_AMO_SET == 1 &&
 
 /* The round for programmatic dependent launch, where the GPU (compute
  * capability 9.0 and up) and the driver (cuLaunchKernelEx, PTX 7.8) have
- * it; else exchange_pdl_fn stays NULL and rounds are plain launches. Tried
- * once, by the first stream barrier's round (never by the proxy's first
- * atomic, which a kernel may be waiting for); called with amo_lock held. */
+ * it; else exchange_pdl_fn stays NULL and rounds are plain launches. */
 static void pdl_load(struct ushmemi_device *dev)
 {
     int major = 0;
@@ -229,8 +228,7 @@ static void pdl_load(struct ushmemi_device *dev)
     }
 }
 
-/* The backend's kernels, JIT-compiled by the driver when first needed;
- * called with amo_lock held. */
+/* The backend's kernels, JIT-compiled by the driver. */
 static ushmem_status_t module_load(struct ushmemi_device *dev)
 {
     if (dev->amo_module != NULL)
@@ -262,13 +260,16 @@ static ushmem_status_t module_load(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
-static ushmem_status_t amo_load(struct ushmemi_device *dev)
+/* The proxy thread is about to carry this GPU's requests: with lazy kernel
+ * loading, a kernel waiting on one of them can keep the program's next
+ * kernel from loading (the driver waits for the GPU to go idle), and the
+ * job hangs. oshrun sets CUDA_MODULE_LOADING=EAGER; say so once when
+ * another launcher did not. Called with amo_lock held. */
+static void amo_first(struct ushmemi_device *dev)
 {
-    /* The proxy thread is about to carry this GPU's requests: with lazy
-     * kernel loading, a kernel waiting on one of them can keep the next
-     * kernel from loading (the driver waits for the GPU to go idle), and
-     * the job hangs. oshrun sets CUDA_MODULE_LOADING=EAGER; say so once
-     * when another launcher did not. */
+    if (dev->amo_warned)
+        return;
+    dev->amo_warned = true;
     const char *loading = getenv("CUDA_MODULE_LOADING");
     if (loading == NULL || strcmp(loading, "EAGER") != 0)
         ushmemi_warn("cuda backend: device calls go through the proxy thread and "
@@ -276,19 +277,43 @@ static ushmem_status_t amo_load(struct ushmemi_device *dev)
                      "while the program launches another may hang; set "
                      "CUDA_MODULE_LOADING=EAGER (oshrun does)",
                      loading == NULL ? "unset" : loading);
+}
+
+/* Every kernel of the backend (the atomic, the stream barrier's rounds, the
+ * stream reductions) and the atomic's host words, made while the device opens:
+ * loading a module waits until the GPU is idle, so one loaded later (the
+ * first stream barrier, say) behind a program's kernel that waits on the
+ * proxy would wait for that kernel, which waits for the proxy, which waits
+ * for the loader's lock: the hang of a stream barrier queued behind such
+ * a kernel. */
+ushmem_status_t ushmemi_cuda_kernels_load(struct ushmemi_device *dev)
+{
     ushmem_status_t status = module_load(dev);
     if (status != USHMEM_OK)
         return status;
+    pdl_load(dev);
     void *old = NULL;
     /* Two words: the blocking atomic's old value, and where a queued one
      * without a result leaves its own. */
     CUresult r = ushmemi_cu.cuMemHostAlloc(&old, 2 * sizeof(uint64_t),
                                            CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
-    if (r != CUDA_SUCCESS)
-        return ushmemi_cuda_fail("cuMemHostAlloc", r, "8 bytes for the atomic kernel's result");
+    if (r != CUDA_SUCCESS) {
+        status = ushmemi_cuda_fail("cuMemHostAlloc", r, "16 bytes for the atomic kernel's result");
+        goto unload;
+    }
     dev->amo_old = old;
     dev->amo_discard = (uint64_t *)old + 1;
+    status = ushmemi_cuda_reduce_load(dev);
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_graph_load(dev);
+    if (status != USHMEM_OK)
+        goto unload;
     return USHMEM_OK;
+
+unload:
+    ushmemi_cuda_reduce_close(dev);
+    ushmemi_cuda_amo_close(dev);
+    return status;
 }
 
 static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
@@ -322,10 +347,9 @@ ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigne
 static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                                   uint64_t operand, uint64_t compare, uint64_t *old_p)
 {
-    ushmem_status_t status;
-    if (dev->amo_old == NULL && (status = amo_load(dev)) != USHMEM_OK)
-        return status;
-    if ((status = ushmemi_cuda_lanes_join(dev)) != USHMEM_OK)
+    amo_first(dev);
+    ushmem_status_t status = ushmemi_cuda_lanes_join(dev);
+    if (status != USHMEM_OK)
         return status;
     CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;
     CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_old;
@@ -355,11 +379,9 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
     if (status != USHMEM_OK)
         return status;
     pthread_mutex_lock(&dev->amo_lock);
-    if (dev->amo_old == NULL)
-        status = amo_load(dev);
+    amo_first(dev);
     pthread_mutex_unlock(&dev->amo_lock);
-    if (status == USHMEM_OK)
-        status = ushmemi_cuda_lanes_join(dev);
+    status = ushmemi_cuda_lanes_join(dev);
     if (status != USHMEM_OK)
         return status;
     /* Without a result, the kernel's store of the old value goes to its own
@@ -396,13 +418,6 @@ ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *s
         x.waits[j] = (uint64_t)(uintptr_t)wait_addrs[j];
         x.expect[j] = wait_values[j];
     }
-    pthread_mutex_lock(&dev->amo_lock);
-    ushmem_status_t status = module_load(dev);
-    if (status == USHMEM_OK)
-        pdl_load(dev);
-    pthread_mutex_unlock(&dev->amo_lock);
-    if (status != USHMEM_OK)
-        return status;
     void *params[] = {&x};
     CUresult r;
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;

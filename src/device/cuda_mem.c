@@ -652,13 +652,14 @@ ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *str
     if (status != USHMEM_OK)
         return status;
     /* FLUSH: remote writes that arrived before the value are visible to
-     * the work after the wait. */
+     * the work after the wait; asked for only where the device has it
+     * (cuda_graph.c), since a refused call may spoil a graph's capture. */
     unsigned flags = (cmp == USHMEMI_STREAM_EQ ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ) |
-                     CU_STREAM_WAIT_VALUE_FLUSH;
+                     dev->wait_flush;
     CUresult r = ushmemi_cu.cuStreamWaitValue64((CUstream)stream, as_devptr(addr), value, flags);
     /* FLUSH is for writes from third-party devices (a NIC) and needs a
      * device attribute; GPUs' peer writes are visible without it. */
-    if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED)
+    if (dev->wait_flush != 0 && (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED))
         r = ushmemi_cu.cuStreamWaitValue64((CUstream)stream, as_devptr(addr), value,
                                            flags & ~(unsigned)CU_STREAM_WAIT_VALUE_FLUSH);
     if (r != CUDA_SUCCESS)

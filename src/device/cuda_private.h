@@ -69,6 +69,8 @@
     X(cuPointerGetAttribute)                                                           \
     X(cuModuleLoadData)                                                                \
     X(cuModuleGetFunction)                                                             \
+    X(cuModuleGetGlobal)                                                               \
+    X(cuMemcpyHtoD)                                                                    \
     X(cuModuleUnload)                                                                  \
     X(cuLaunchKernel)                                                                  \
     X(cuStreamIsCapturing)                                                             \
@@ -77,8 +79,9 @@
 
 /* Entry points used where the driver has them and done without where it
  * has not (NULL then): cuLaunchKernelEx (CUDA 12.0) for programmatic
- * dependent launch. */
-#define USHMEMI_CU_OPTIONAL_SYMBOLS(X) X(cuLaunchKernelEx)
+ * dependent launch; cuThreadExchangeStreamCaptureMode (CUDA 10.1) for the
+ * library's own threads (ushmemi_cuda_current). */
+#define USHMEMI_CU_OPTIONAL_SYMBOLS(X) X(cuLaunchKernelEx) X(cuThreadExchangeStreamCaptureMode)
 
 #define USHMEMI_CU_FIELD(name) __typeof__(name) *name;
 struct ushmemi_cu_api {
@@ -129,6 +132,7 @@ struct cuda_nvml;
 struct ushmemi_device {
     CUdevice cu_dev;
     int ordinal; /* among the visible devices */
+    pthread_t opener; /* the thread that opened it (the program's); see ushmemi_cuda_current */
     int count;   /* visible devices */
     CUcontext ctx; /* the primary context, retained */
     CUstream stream;
@@ -158,7 +162,7 @@ struct ushmemi_device {
     struct cuda_region *regions;
     size_t nregions, cap;
     struct cuda_nvml *nvml; /* NULL until the first probe of another device */
-    /* The proxy's atomic kernel (cuda_amo.c), loaded by its first atomic. */
+    /* The backend's kernels (cuda_amo.c, cuda_sum.c), loaded at open. */
     CUmodule amo_module;
     CUfunction amo_fn;
     CUfunction exchange_fn; /* the stream barrier's round (cuda_amo.c) */
@@ -174,11 +178,17 @@ struct ushmemi_device {
     } exchange; /* USHMEM_CUDA_STREAM_BARRIER */
     uint64_t *amo_old; /* host-pinned: where the kernel leaves the old value */
     uint64_t *amo_discard; /* beside it: the old value of a queued atomic without a result */
+    bool amo_warned;       /* the proxy's first atomic said what CUDA_MODULE_LOADING risks */
     pthread_mutex_t amo_lock; /* one atomic at a time: the proxy and the landing thread */
-    /* The stream sum kernels (cuda_sum.c), loaded by the first sum. */
-    CUmodule sum_module;
-    CUfunction sum_fn[USHMEMI_SUM_KINDS];
-    unsigned sum_max_blocks;
+    /* The stream reduction kernels (cuda_sum.c): one per element kind
+     * that has its own (NULL for the others). */
+    CUmodule reduce_module;
+    CUfunction reduce_fn[USHMEMI_REDUCE_KINDS];
+    unsigned reduce_max_blocks;
+    /* Captured stream barriers' round (cuda_graph.c), loaded at open. */
+    CUmodule graph_module;
+    CUfunction counted_fn;
+    unsigned wait_flush; /* CU_STREAM_WAIT_VALUE_FLUSH where the device has it, else 0 */
     bool nvml_tried;
 };
 
@@ -224,7 +234,20 @@ ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const v
 ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len);
 ushmem_status_t ushmemi_cuda_amo(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                                  uint64_t operand, uint64_t compare, uint64_t *old_p);
-/* Releases what the atomic kernel holds (cuda_close). */
+/* Loads every kernel of the backend and the atomic's host words (cuda_open);
+ * ushmemi_cuda_amo_close releases what the atomic kernel holds (cuda_close). */
+ushmem_status_t ushmemi_cuda_kernels_load(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_reduce_load(struct ushmemi_device *dev);
+/* The stream reduction kernels' PTX (malloc'd, NUL-terminated, *len_p
+ * bytes without the NUL), as ushmemi_cuda_reduce_load hands it to the
+ * driver; NULL without memory. */
+char *ushmemi_cuda_reduce_ptx(size_t *len_p);
+/* For tests of that PTX: the kernel that carries op on kind, the op number
+ * it is given (*code_p) and how many of its elements one element of kind
+ * is (*per_p); NULL for a pair that ushmemi_reduce_takes refuses. The name
+ * is overwritten by the next call. */
+const char *ushmemi_cuda_reduce_kernel(enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
+                                       unsigned *code_p, unsigned *per_p);
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *stream,
                                              uint64_t *const *addrs, const uint64_t *values,
@@ -251,14 +274,26 @@ ushmem_status_t ushmemi_cuda_stream_write64(struct ushmemi_device *dev, void *st
 ushmem_status_t ushmemi_cuda_stream_wait64(struct ushmemi_device *dev, void *stream,
                                            const uint64_t *addr, uint64_t value,
                                            enum ushmemi_stream_cmp cmp);
-ushmem_status_t ushmemi_cuda_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
-                                        const void *const *srcs, int nsrc,
-                                        enum ushmemi_sum_kind kind, size_t count);
+ushmem_status_t ushmemi_cuda_stream_reduce(struct ushmemi_device *dev, void *stream, void *dst,
+                                           const void *const *srcs, int nsrc,
+                                           enum ushmemi_reduce_op op,
+                                           enum ushmemi_reduce_kind kind, size_t count);
 ushmem_status_t ushmemi_cuda_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
                                           void **ptr_p);
 ushmem_status_t ushmemi_cuda_stream_free(struct ushmemi_device *dev, void *stream, void *ptr);
-/* Unloads the sum kernels (cuda_close). */
-void ushmemi_cuda_sum_close(struct ushmemi_device *dev);
+/* Unloads the reduction kernels (cuda_close). */
+void ushmemi_cuda_reduce_close(struct ushmemi_device *dev);
+/* CUDA graphs (cuda_graph.c): the counted round loaded at open (from
+ * ushmemi_cuda_kernels_load) and unloaded at close. */
+ushmem_status_t ushmemi_cuda_graph_load(struct ushmemi_device *dev);
+void ushmemi_cuda_graph_close(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_stream_capturing(struct ushmemi_device *dev, void *stream,
+                                              bool *capturing_p);
+ushmem_status_t ushmemi_cuda_stream_exchange_counted(struct ushmemi_device *dev, void *stream,
+                                                     uint64_t *const *addrs,
+                                                     uint64_t *const *counts, int nwrites,
+                                                     uint64_t *const *wait_addrs,
+                                                     uint64_t *const *expect, int nwaits);
 ushmem_status_t ushmemi_cuda_pointer_query(struct ushmemi_device *dev, const void *ptr,
                                            struct ushmemi_ptr_attr *attr_p);
 ushmem_status_t ushmemi_cuda_p2p_probe(struct ushmemi_device *dev,

@@ -122,6 +122,27 @@ const char *ushmemi_link_name(enum ushmemi_link_kind link)
     return "unknown";
 }
 
+const char *ushmemi_reduce_op_name(enum ushmemi_reduce_op op)
+{
+    static const char *const names[USHMEMI_REDUCE_OPS] = {
+        [USHMEMI_REDUCE_SUM] = "sum", [USHMEMI_REDUCE_PROD] = "prod", [USHMEMI_REDUCE_MIN] = "min",
+        [USHMEMI_REDUCE_MAX] = "max", [USHMEMI_REDUCE_AND] = "and",   [USHMEMI_REDUCE_OR] = "or",
+        [USHMEMI_REDUCE_XOR] = "xor",
+    };
+    return (unsigned)op < USHMEMI_REDUCE_OPS ? names[op] : "unknown";
+}
+
+const char *ushmemi_reduce_kind_name(enum ushmemi_reduce_kind kind)
+{
+    static const char *const names[USHMEMI_REDUCE_KINDS] = {
+        [USHMEMI_REDUCE_I8] = "i8",   [USHMEMI_REDUCE_I16] = "i16", [USHMEMI_REDUCE_I32] = "i32",
+        [USHMEMI_REDUCE_I64] = "i64", [USHMEMI_REDUCE_U8] = "u8",   [USHMEMI_REDUCE_U16] = "u16",
+        [USHMEMI_REDUCE_U32] = "u32", [USHMEMI_REDUCE_U64] = "u64", [USHMEMI_REDUCE_F32] = "f32",
+        [USHMEMI_REDUCE_F64] = "f64", [USHMEMI_REDUCE_C32] = "c32", [USHMEMI_REDUCE_C64] = "c64",
+    };
+    return (unsigned)kind < USHMEMI_REDUCE_KINDS ? names[kind] : "unknown";
+}
+
 /* The stream operations of a backend without streams (cpu, ze). */
 ushmem_status_t ushmemi_no_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                        const void *src, size_t len)
@@ -145,11 +166,12 @@ ushmem_status_t ushmemi_no_stream_wait64(struct ushmemi_device *dev, void *strea
     return USHMEM_ERR_UNSUPPORTED;
 }
 
-ushmem_status_t ushmemi_no_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
-                                      const void *const *srcs, int nsrc,
-                                      enum ushmemi_sum_kind kind, size_t count)
+ushmem_status_t ushmemi_no_stream_reduce(struct ushmemi_device *dev, void *stream, void *dst,
+                                         const void *const *srcs, int nsrc,
+                                         enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
+                                         size_t count)
 {
-    (void)dev, (void)stream, (void)dst, (void)srcs, (void)nsrc, (void)kind, (void)count;
+    (void)dev, (void)stream, (void)dst, (void)srcs, (void)nsrc, (void)op, (void)kind, (void)count;
     return USHMEM_ERR_UNSUPPORTED;
 }
 
@@ -164,4 +186,14 @@ ushmem_status_t ushmemi_no_stream_free(struct ushmemi_device *dev, void *stream,
 {
     (void)dev, (void)stream, (void)ptr;
     return USHMEM_ERR_UNSUPPORTED;
+}
+
+/* Nothing is queued on such a backend's streams, so nothing is captured:
+ * the stream call itself then says the backend cannot queue it. */
+ushmem_status_t ushmemi_no_stream_capturing(struct ushmemi_device *dev, void *stream,
+                                            bool *capturing_p)
+{
+    (void)dev, (void)stream;
+    *capturing_p = false;
+    return USHMEM_OK;
 }

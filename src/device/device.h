@@ -81,19 +81,67 @@ enum ushmemi_stream_cmp {
     USHMEMI_STREAM_EQ,
 };
 
-/* Element kinds a stream can sum: integers of 1 to 8 bytes (two's
- * complement, so signedness does not matter) and IEEE floats. */
-enum ushmemi_sum_kind {
-    USHMEMI_SUM_I8,
-    USHMEMI_SUM_I16,
-    USHMEMI_SUM_I32,
-    USHMEMI_SUM_I64,
-    USHMEMI_SUM_F32,
-    USHMEMI_SUM_F64,
-    USHMEMI_SUM_KINDS
+/* The stream reductions' operations and element kinds. Every integer op
+ * takes every integer kind; signedness matters to min and max only (sum and
+ * prod wrap at the element's width, as two's complement). Floats take sum,
+ * prod, min and max; min and max are the plain comparisons of the host's
+ * reductions (acc < v ? acc : v), NaN and signed zeros included. Complex
+ * kinds (two floats, real first) take sum and prod. */
+enum ushmemi_reduce_op {
+    USHMEMI_REDUCE_SUM,
+    USHMEMI_REDUCE_PROD,
+    USHMEMI_REDUCE_MIN,
+    USHMEMI_REDUCE_MAX,
+    USHMEMI_REDUCE_AND,
+    USHMEMI_REDUCE_OR,
+    USHMEMI_REDUCE_XOR,
+    USHMEMI_REDUCE_OPS
 };
-#define USHMEMI_STREAM_SUM_SOURCES 8 /* most sources of one stream_sum */
-#define USHMEMI_STREAM_BATCH 16       /* most writes, and waits, of one stream_exchange64 */
+enum ushmemi_reduce_kind {
+    USHMEMI_REDUCE_I8,
+    USHMEMI_REDUCE_I16,
+    USHMEMI_REDUCE_I32,
+    USHMEMI_REDUCE_I64,
+    USHMEMI_REDUCE_U8,
+    USHMEMI_REDUCE_U16,
+    USHMEMI_REDUCE_U32,
+    USHMEMI_REDUCE_U64,
+    USHMEMI_REDUCE_F32,
+    USHMEMI_REDUCE_F64,
+    USHMEMI_REDUCE_C32, /* float _Complex */
+    USHMEMI_REDUCE_C64, /* double _Complex */
+    USHMEMI_REDUCE_KINDS
+};
+#define USHMEMI_STREAM_REDUCE_SOURCES 8 /* most sources of one stream_reduce */
+#define USHMEMI_STREAM_BATCH 16 /* most writes, and waits, of one stream_exchange64 */
+
+/* Whether stream_reduce takes op on kind (see the enums). */
+static inline bool ushmemi_reduce_takes(enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind)
+{
+    if ((unsigned)op >= USHMEMI_REDUCE_OPS || (unsigned)kind >= USHMEMI_REDUCE_KINDS)
+        return false;
+    if (kind <= USHMEMI_REDUCE_U64)
+        return true;
+    if (kind <= USHMEMI_REDUCE_F64)
+        return op <= USHMEMI_REDUCE_MAX;
+    return op == USHMEMI_REDUCE_SUM || op == USHMEMI_REDUCE_PROD;
+}
+
+/* Bytes of one element of kind. */
+static inline size_t ushmemi_reduce_kind_size(enum ushmemi_reduce_kind kind)
+{
+    static const unsigned char size[USHMEMI_REDUCE_KINDS] = {
+        [USHMEMI_REDUCE_I8] = 1,  [USHMEMI_REDUCE_I16] = 2, [USHMEMI_REDUCE_I32] = 4,
+        [USHMEMI_REDUCE_I64] = 8, [USHMEMI_REDUCE_U8] = 1,  [USHMEMI_REDUCE_U16] = 2,
+        [USHMEMI_REDUCE_U32] = 4, [USHMEMI_REDUCE_U64] = 8, [USHMEMI_REDUCE_F32] = 4,
+        [USHMEMI_REDUCE_F64] = 8, [USHMEMI_REDUCE_C32] = 8, [USHMEMI_REDUCE_C64] = 16,
+    };
+    return (unsigned)kind < USHMEMI_REDUCE_KINDS ? size[kind] : 0;
+}
+
+/* Names for messages: "sum", ...; "i8", ..., "c64". */
+const char *ushmemi_reduce_op_name(enum ushmemi_reduce_op op);
+const char *ushmemi_reduce_kind_name(enum ushmemi_reduce_kind kind);
 
 struct ushmemi_device_ops {
     size_t size; /* sizeof(struct ushmemi_device_ops) for versioning */
@@ -205,19 +253,43 @@ struct ushmemi_device_ops {
                                          uint64_t *const *addrs, const uint64_t *values,
                                          int nwrites, uint64_t *const *wait_addrs,
                                          const uint64_t *wait_values, int nwaits, bool shared);
-    /* dst[i] = srcs[0][i] + srcs[1][i] + ... for i < count, added in that
-     * order (so floating sums agree wherever the same sources are summed),
-     * queued on the stream. Sources are this device's memory or peers' as
-     * mapped here; 1 <= nsrc <= USHMEMI_STREAM_SUM_SOURCES; dst may be one
-     * of the sources (each element is read before it is written). */
-    ushmem_status_t (*stream_sum)(struct ushmemi_device *dev, void *stream, void *dst,
-                                  const void *const *srcs, int nsrc, enum ushmemi_sum_kind kind,
-                                  size_t count);
+    /* dst[i] = op(...op(op(srcs[0][i], srcs[1][i]), srcs[2][i])..., srcs[nsrc-1][i])
+     * for i < count elements of kind, combined in that order (so floating
+     * results agree wherever the same sources are combined), queued on the
+     * stream. Sources are this device's memory or peers' as mapped here;
+     * 1 <= nsrc <= USHMEMI_STREAM_REDUCE_SOURCES; dst may be one of the
+     * sources (each element is read before it is written). A pair that
+     * ushmemi_reduce_takes refuses is ERR_INVALID_PARAM; backends without
+     * streams answer ERR_UNSUPPORTED. */
+    ushmem_status_t (*stream_reduce)(struct ushmemi_device *dev, void *stream, void *dst,
+                                     const void *const *srcs, int nsrc,
+                                     enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
+                                     size_t count);
     /* Device memory private to this process, allocated and freed in the
      * stream's order (it may be used by work queued between the two). */
     ushmem_status_t (*stream_alloc)(struct ushmemi_device *dev, void *stream, size_t size,
                                     void **ptr_p);
     ushmem_status_t (*stream_free)(struct ushmemi_device *dev, void *stream, void *ptr);
+    /* Whether work queued on the stream now goes into a graph being
+     * captured (cuda: stream capture) rather than to the device: a replay
+     * of the graph repeats that work, with the values it was queued with,
+     * but nothing the caller did at the call. Backends without streams
+     * answer false. */
+    ushmem_status_t (*stream_capturing)(struct ushmemi_device *dev, void *stream,
+                                        bool *capturing_p);
+    /* Optional (NULL: a stream barrier cannot be captured): stream_exchange64's
+     * round with its numbers counted in device memory, for work captured
+     * into a graph, whose replays must send and expect the next numbers
+     * each time. In the stream's order, for i < nwrites: adds one to the
+     * word at counts[i] and writes the sum to addrs[i], after everything
+     * before it on the stream; for j < nwaits: adds one to the word at
+     * expect[j] and waits until *wait_addrs[j] >= the sum. counts and
+     * expect are words of this device's memory that only these rounds
+     * write; at most USHMEMI_STREAM_BATCH of each. */
+    ushmem_status_t (*stream_exchange_counted)(struct ushmemi_device *dev, void *stream,
+                                               uint64_t *const *addrs, uint64_t *const *counts,
+                                               int nwrites, uint64_t *const *wait_addrs,
+                                               uint64_t *const *expect, int nwaits);
 
     ushmem_status_t (*pointer_query)(struct ushmemi_device *dev, const void *ptr,
                                      struct ushmemi_ptr_attr *attr_p);
@@ -231,7 +303,8 @@ struct ushmemi_device_ops {
      * there is none. */
     void *(*native_handle)(struct ushmemi_device *dev, const char *what);
     /* Optional (NULL): writes size bytes at data into the global `name` of
-     * a module of device code the program created (a ze_module_handle_t),
+     * a module of device code the program created (a ze_module_handle_t, a
+     * CUmodule),
      * complete when it returns. */
     ushmem_status_t (*module_global)(struct ushmemi_device *dev, void *module, const char *name,
                                      const void *data, size_t size);
@@ -257,11 +330,14 @@ ushmem_status_t ushmemi_no_stream_write64(struct ushmemi_device *dev, void *stre
 ushmem_status_t ushmemi_no_stream_wait64(struct ushmemi_device *dev, void *stream,
                                          const uint64_t *addr, uint64_t value,
                                          enum ushmemi_stream_cmp cmp);
-ushmem_status_t ushmemi_no_stream_sum(struct ushmemi_device *dev, void *stream, void *dst,
-                                      const void *const *srcs, int nsrc,
-                                      enum ushmemi_sum_kind kind, size_t count);
+ushmem_status_t ushmemi_no_stream_reduce(struct ushmemi_device *dev, void *stream, void *dst,
+                                         const void *const *srcs, int nsrc,
+                                         enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
+                                         size_t count);
 ushmem_status_t ushmemi_no_stream_alloc(struct ushmemi_device *dev, void *stream, size_t size,
                                         void **ptr_p);
 ushmem_status_t ushmemi_no_stream_free(struct ushmemi_device *dev, void *stream, void *ptr);
+ushmem_status_t ushmemi_no_stream_capturing(struct ushmemi_device *dev, void *stream,
+                                            bool *capturing_p);
 
 #endif

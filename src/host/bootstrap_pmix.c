@@ -15,6 +15,8 @@ static pmix_proc_t my_proc;
 static bool pmix_up;
 static unsigned exchange_count;
 
+static const struct ushmemi_bootstrap_ops pmix_ops;
+
 /* Variables that say a launcher started us: with any of them present, a
  * failing PMIx connection must not turn into a silent single-PE run. */
 static const char *const launcher_vars[] = {
@@ -78,6 +80,7 @@ static void init_singleton(struct ushmemi_bootstrap *bs)
     bs->size = 1;
     bs->local_size = 1;
     bs->singleton = 1;
+    bs->ops = &pmix_ops;
     snprintf(bs->job_id, sizeof(bs->job_id), "single.%ld", (long)getpid());
 }
 
@@ -116,6 +119,7 @@ ushmem_status_t ushmemi_bootstrap_init(struct ushmemi_bootstrap *bs)
         node_id = 0;
 
     memset(bs, 0, sizeof(*bs));
+    bs->ops = &pmix_ops;
     bs->rank = (int)my_proc.rank;
     bs->size = (int)size;
     bs->local_rank = (int)local_rank;
@@ -132,12 +136,13 @@ ushmem_status_t ushmemi_bootstrap_init(struct ushmemi_bootstrap *bs)
     return USHMEM_OK;
 
 err_finalize:
+    bs->ops = NULL;
     PMIx_Finalize(NULL, 0);
     pmix_up = false;
     return USHMEM_ERR_BOOTSTRAP;
 }
 
-void ushmemi_bootstrap_finalize(struct ushmemi_bootstrap *bs)
+static void pmix_finalize(struct ushmemi_bootstrap *bs)
 {
     (void)bs;
     if (pmix_up) {
@@ -146,8 +151,8 @@ void ushmemi_bootstrap_finalize(struct ushmemi_bootstrap *bs)
     }
 }
 
-ushmem_status_t ushmemi_bootstrap_allgather(struct ushmemi_bootstrap *bs, const void *mine,
-                                            void *all, size_t len)
+static ushmem_status_t pmix_allgather(struct ushmemi_bootstrap *bs, const void *mine, void *all,
+                                      size_t len)
 {
     if (bs->singleton) {
         memcpy(all, mine, len);
@@ -198,7 +203,7 @@ ushmem_status_t ushmemi_bootstrap_allgather(struct ushmemi_bootstrap *bs, const 
     return USHMEM_OK;
 }
 
-ushmem_status_t ushmemi_bootstrap_barrier(struct ushmemi_bootstrap *bs)
+static ushmem_status_t pmix_barrier(struct ushmemi_bootstrap *bs)
 {
     if (bs->singleton)
         return USHMEM_OK;
@@ -210,13 +215,21 @@ ushmem_status_t ushmemi_bootstrap_barrier(struct ushmemi_bootstrap *bs)
     return USHMEM_OK;
 }
 
-_Noreturn void ushmemi_bootstrap_abort(struct ushmemi_bootstrap *bs, int code, const char *msg)
+static void pmix_abort(struct ushmemi_bootstrap *bs, int code, const char *msg)
 {
     (void)bs;
     if (pmix_up) {
-        /* The launcher ends every PE; _exit below covers a server that
-         * returns instead. */
+        /* The launcher ends every PE; the caller's _exit covers a server
+         * that returns instead. */
         PMIx_Abort(code, msg, NULL, 0);
     }
-    _exit(code);
 }
+
+static const struct ushmemi_bootstrap_ops pmix_ops = {
+    .size = sizeof(struct ushmemi_bootstrap_ops),
+    .name = "pmix",
+    .finalize = pmix_finalize,
+    .allgather = pmix_allgather,
+    .barrier = pmix_barrier,
+    .abort = pmix_abort,
+};

@@ -553,14 +553,22 @@ USHMEMI_API void *shmemx_ze_device(void)
                : NULL;
 }
 
-USHMEMI_API int shmemx_ze_module_init(void *module)
+USHMEMI_API int shmemx_cuda_device(void)
 {
-    const char *call = "shmemx_ze_module_init";
+    const int *ordinal = strcmp(ushmemi_g.dev_ops != NULL ? ushmemi_g.dev_ops->name : "", "cuda") == 0
+                             ? native_handle("ordinal")
+                             : NULL;
+    return ordinal != NULL ? *ordinal : -1;
+}
 
+/* Writes the device state into a module of device code the program loaded
+ * itself, for the backend named `backend`. */
+static int module_init(const char *call, const char *backend, const char *kind, void *module)
+{
     ushmemi_check_init(call);
-    if (strcmp(ushmemi_g.dev_ops->name, "ze") != 0 || ushmemi_g.dev_ops->module_global == NULL) {
-        ushmemi_error("%s: PE %d runs the %s backend, not ze: there is no Level Zero module to "
-                      "initialise", call, ushmemi_g.my_pe, ushmemi_g.dev_ops->name);
+    if (strcmp(ushmemi_g.dev_ops->name, backend) != 0 || ushmemi_g.dev_ops->module_global == NULL) {
+        ushmemi_error("%s: PE %d runs the %s backend, not %s: there is no %s module to "
+                      "initialise", call, ushmemi_g.my_pe, ushmemi_g.dev_ops->name, backend, kind);
         return 1;
     }
     if (module == NULL) {
@@ -577,4 +585,14 @@ USHMEMI_API int shmemx_ze_module_init(void *module)
         return 1;
     }
     return 0;
+}
+
+USHMEMI_API int shmemx_ze_module_init(void *module)
+{
+    return module_init("shmemx_ze_module_init", "ze", "Level Zero", module);
+}
+
+USHMEMI_API int shmemx_cuda_module_init(void *module)
+{
+    return module_init("shmemx_cuda_module_init", "cuda", "CUDA", module);
 }

@@ -1,5 +1,6 @@
 /* shmem_init and shmem_finalize: variables, bootstrap, device, heap, peers. */
 #include <shmem.h>
+#include <shmemx.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,13 +216,45 @@ _Noreturn static void init_failed(const char *what, ushmem_status_t status)
     ushmemi_bootstrap_abort(&ushmemi_g.bs, 1, "shmem_init failed");
 }
 
-static void do_init(int requested)
+/* ushmemx_init_uniqueid's arguments: the unique-id bootstrap instead of
+ * PMIx. */
+struct uid_request {
+    int rank, npes;
+    const ushmemx_uniqueid_t *uid;
+};
+
+static const char uid_call[] = "ushmemx_init_uniqueid";
+
+/* Brings up the unique-id bootstrap, or keeps the one that outlived the last
+ * finalize when it came from the same id (the same PEs initialise again); a
+ * bootstrap of another kind or id is closed first. Messages name the PE. */
+static ushmem_status_t uid_bootstrap(const struct uid_request *req)
+{
+    struct ushmemi_bootstrap *bs = &ushmemi_g.bs;
+    if (bootstrap_kept && !ushmemi_bootstrap_uid_same(bs, req->uid)) {
+        ushmemi_bootstrap_finalize(bs);
+        bootstrap_kept = false;
+    }
+    if (!bootstrap_kept)
+        return ushmemi_bootstrap_uid_init(bs, uid_call, req->rank, req->npes, req->uid);
+    if (bs->rank != req->rank || bs->size != req->npes) {
+        ushmemi_error("%s: PE %d passed rank %d and npes %d, but the job it started from this "
+                      "id had it as PE %d of %d", uid_call, bs->rank, req->rank, req->npes,
+                      bs->rank, bs->size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    return USHMEM_OK;
+}
+
+/* Returns 0; or, only for a unique-id start whose bootstrap failed, -1
+ * after a message. Later failures end the job. */
+static int do_init(int requested, const struct uid_request *uid)
 {
     /* OpenSHMEM 1.6: every init is matched by a finalize; only the first
      * initialises (the thread level it chose stays) and the last finalizes. */
     if (ushmemi_g.initialized) {
         ushmemi_g.init_count++;
-        return;
+        return 0;
     }
     /* 1.6: a program may initialise again after its last finalize. */
     ushmemi_g.finalized = 0;
@@ -235,10 +268,17 @@ static void do_init(int requested)
      * own debug lines honour SHMEM_DEBUG through a quick look-up. */
     if (getenv("SHMEM_DEBUG") && strcmp(getenv("SHMEM_DEBUG"), "0") != 0)
         ushmemi_log_level = USHMEMI_LOG_DEBUG;
-    ushmem_status_t status = bootstrap_kept ? USHMEM_OK : ushmemi_bootstrap_init(&ushmemi_g.bs);
-    if (status != USHMEM_OK) {
-        ushmemi_error("shmem_init failed: %s", ushmemi_status_string(status));
-        _exit(1);
+    ushmem_status_t status;
+    if (uid != NULL) {
+        status = uid_bootstrap(uid);
+        if (status != USHMEM_OK)
+            return -1; /* said where it failed; the other PEs fail too */
+    } else {
+        status = bootstrap_kept ? USHMEM_OK : ushmemi_bootstrap_init(&ushmemi_g.bs);
+        if (status != USHMEM_OK) {
+            ushmemi_error("shmem_init failed: %s", ushmemi_status_string(status));
+            _exit(1);
+        }
     }
     ushmemi_g.my_pe = ushmemi_g.bs.rank;
     ushmemi_g.n_pes = ushmemi_g.bs.size;
@@ -359,15 +399,42 @@ static void do_init(int requested)
     if (ushmemi_sigrestore(&program_signals, changed, sizeof(changed)) > 0)
         ushmemi_debug("shmem_init: what it started installed handlers for %s; the program's own "
                       "dispositions are back", changed);
+    return 0;
 }
 
-USHMEMI_API void shmem_init(void) { do_init(SHMEM_THREAD_SINGLE); }
+USHMEMI_API void shmem_init(void) { (void)do_init(SHMEM_THREAD_SINGLE, NULL); }
+
+USHMEMI_API int ushmemx_init_uniqueid(int rank, int npes, const ushmemx_uniqueid_t *uid)
+{
+    if (getenv("SHMEM_DEBUG") && strcmp(getenv("SHMEM_DEBUG"), "0") != 0)
+        ushmemi_log_level = USHMEMI_LOG_DEBUG;
+    if (!ushmemi_g.initialized && rank >= 0 && rank < npes)
+        ushmemi_log_set_pe(rank);
+    if (ushmemi_bootstrap_uid_check(uid_call, rank, npes, uid) != USHMEM_OK)
+        return -1;
+    if (ushmemi_g.initialized) {
+        /* A nested init, counted as shmem_init's, of the same job. */
+        if (!ushmemi_bootstrap_uid_same(&ushmemi_g.bs, uid) || rank != ushmemi_g.my_pe ||
+            npes != ushmemi_g.n_pes) {
+            ushmemi_error("%s: PE %d is initialized already, as PE %d of %d; this call (rank "
+                          "%d, npes %d, %s id) is not a nested init of that job: call "
+                          "shmem_finalize first", uid_call, ushmemi_g.my_pe, ushmemi_g.my_pe,
+                          ushmemi_g.n_pes, rank, npes,
+                          ushmemi_bootstrap_uid_same(&ushmemi_g.bs, uid) ? "its" : "another");
+            return -1;
+        }
+        ushmemi_g.init_count++;
+        return 0;
+    }
+    struct uid_request req = {.rank = rank, .npes = npes, .uid = uid};
+    return do_init(SHMEM_THREAD_SINGLE, &req);
+}
 
 USHMEMI_API int shmem_init_thread(int requested, int *provided)
 {
     /* Every level is provided: the data path keeps no per-call shared state
      * beyond atomics, and the allocator is collective. */
-    do_init(requested);
+    (void)do_init(requested, NULL);
     if (provided)
         *provided = ushmemi_g.thread_level;
     return 0;

@@ -37,6 +37,14 @@ struct ushmemi_reserved {
     /* barriers on streams (stream.c): stream_flags[s] counts the barrier
      * messages from world PE s */
     uint64_t stream_flags[USHMEMI_STREAM_PES];
+    /* barriers on streams captured into CUDA graphs (stream.c), whose
+     * replays cannot take counts from the host: graph_flags[s] counts the
+     * captured barrier messages from world PE s; graph_sent[s] and
+     * graph_expected[s], this PE's own, count the messages its captured
+     * rounds sent to and waited for from world PE s. */
+    uint64_t graph_flags[USHMEMI_STREAM_PES];
+    uint64_t graph_sent[USHMEMI_STREAM_PES];
+    uint64_t graph_expected[USHMEMI_STREAM_PES];
     /* The proxy's copy of its ring's completed counter (ring.h), which
      * device code polls in device memory rather than in host memory. */
     uint64_t ring_done __attribute__((aligned(64)));
@@ -106,9 +114,9 @@ struct ushmemi_team {
     int num_contexts; /* the configuration it was created with */
     bool live;
 };
-extern struct ushmemi_team ushmemi_team_world, ushmemi_team_shared;
+extern struct ushmemi_team ushmemi_team_world, ushmemi_team_shared, ushmemi_team_node;
 
-/* Fills world and shared once the peers are known. */
+/* Fills world, shared and node once the peers are known. */
 void ushmemi_teams_init(void);
 /* Forgets every split team (shmem_finalize). */
 void ushmemi_teams_fini(void);

@@ -1,8 +1,8 @@
 /* Stream-ordered calls (shmemx_*_on_stream): RMA, signals, barriers,
- * collectives and sum reductions queued on a stream of the program's through
- * the device backend's stream operations (a copy, a 64-bit write, a 64-bit
- * wait, a sum of arrays), so the GPU carries them out in the stream's order
- * while the host returns.
+ * collectives, reductions and reduce-scatters queued on a stream of the
+ * program's through the device backend's stream operations (a copy, a
+ * 64-bit write, a 64-bit wait, a reduction of arrays), so the GPU carries
+ * them out in the stream's order while the host returns.
  *
  * The barrier on a stream is a dissemination over the team's members: in
  * round k member i writes into member i + 2^k's stream_flags[i's world PE]
@@ -19,8 +19,17 @@
  * the stream writes the request's trigger word in host memory when it gets
  * there and waits until the proxy has carried it out over the fabric and
  * written its done word. Puts, gets, signals, barriers and the collectives
- * built from them take that road; sum reductions read the members' arrays
- * through their mappings and reach mapped peers only. */
+ * built from them take that road; reductions read the members' arrays
+ * through their mappings and reach mapped peers only.
+ *
+ * CUDA graphs: a call queued while the stream is being captured becomes
+ * part of the graph and runs at each of its replays, with the values it
+ * was queued with. Copies, the writes and waits of signals, sums and the
+ * stream allocations replay as they are. The barrier's counts do not (the
+ * host takes them at the call), so a captured barrier counts in device
+ * memory instead (barrier_captured). A call through the proxy hands its
+ * request over at the call, which a replay cannot repeat: it is refused
+ * while capturing (refuse_capture), never done once and then no more. */
 #include <shmem.h>
 #include <shmemx.h>
 #include <string.h>
@@ -38,6 +47,15 @@ void ushmemi_stream_reset(void)
 {
     memset(stream_sent, 0, sizeof(stream_sent));
     memset(stream_expected, 0, sizeof(stream_expected));
+    /* The captured barriers' words, adjacent in the reserved area: like
+     * stream_flags, no peer writes them before shmem_init's closing
+     * barrier. */
+    struct ushmemi_reserved *res = ushmemi_g.reserved;
+    _Static_assert(offsetof(struct ushmemi_reserved, graph_expected) ==
+                       offsetof(struct ushmemi_reserved, graph_flags) +
+                           2 * sizeof(res->graph_flags),
+                   "graph_flags, graph_sent and graph_expected are adjacent");
+    ushmemi_host_copy_zero(res->graph_flags, 3 * sizeof(res->graph_flags));
 }
 
 /* The backend could not queue the operation: end the job, naming it. */
@@ -113,10 +131,32 @@ static void proxy_local_ok(const char *call, const void *buf, size_t len, const 
                   what, buf, len, pe);
 }
 
+/* Whether the stream is being captured into a CUDA graph. */
+static bool capturing(const char *call, CUstream stream)
+{
+    bool yes = false;
+    check(call, ushmemi_g.dev_ops->stream_capturing(ushmemi_g.dev, stream_of(stream), &yes));
+    return yes;
+}
+
+/* A call to pe through the proxy while the stream is captured: the request
+ * would be handed over once, now, and the graph's replays would write its
+ * trigger again and find it done, moving nothing. */
+static _Noreturn void refuse_capture(const char *call, int pe)
+{
+    ushmemi_fatal(call, "PE %d is reached through the proxy thread, which takes this call's "
+                        "request when the call is made, so a CUDA graph's replays could not "
+                        "repeat it: it cannot be captured into a graph (call it outside stream "
+                        "capture, or use the device API in a captured kernel)",
+                  pe);
+}
+
 /* Hands req to the proxy at this point of the stream: the stream writes the
  * trigger when it gets here and waits until the proxy is done. */
 static void via_proxy(const char *call, CUstream stream, const struct ushmem_ring_request *req)
 {
+    if (capturing(call, stream))
+        refuse_capture(call, req->pe);
     struct ushmemi_proxy_stream_slot slot;
     ushmem_status_t status = ushmemi_proxy_stream_post(ushmemi_g.proxy, req, &slot);
 
@@ -231,12 +271,80 @@ static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_s
     return true;
 }
 
+/* Where this PE's captured barrier messages land on pe (an object of the
+ * reserved area, as mapped here); refused when pe is reached through the
+ * proxy. */
+static uint64_t *graph_flag_on(const char *call, int pe)
+{
+    struct ushmemi_loc loc;
+
+    ushmemi_locate_reserved(call, &ushmemi_g.reserved->graph_flags[ushmemi_g.my_pe],
+                            sizeof(uint64_t), pe, &loc);
+    if (proxied(call, &loc, pe))
+        refuse_capture(call, pe);
+    return (uint64_t *)loc.mapped;
+}
+
+/* A barrier captured into a graph, as the rounds below but with the
+ * numbers counted by the device (stream_exchange_counted) in this PE's
+ * graph_sent and graph_expected, sent into the members' graph_flags: each
+ * replay sends and expects the next numbers. Captured barriers and the
+ * others each count their own messages of every pair on flags of their
+ * own, so they never mix, whatever order a program launches graphs and
+ * queues barriers in (the same on every member, as for any collective).
+ * The round is a kernel that spins on the GPU, also where a member shares
+ * this PE's device, where outside graphs stream memory operations wait
+ * instead (they cannot count): it then waits for the driver to switch
+ * processes, time slices of a few milliseconds. */
+static void barrier_captured(const char *call, const struct ushmemi_coll_set *set,
+                             CUstream stream)
+{
+    struct ushmemi_reserved *res = ushmemi_g.reserved;
+    uint64_t *flags[USHMEMI_STREAM_BATCH], *counts[USHMEMI_STREAM_BATCH];
+    uint64_t *waits[USHMEMI_STREAM_BATCH], *expect[USHMEMI_STREAM_BATCH];
+    int n = 0;
+
+    if (set->size < 2)
+        return;
+    if (ushmemi_g.dev_ops->stream_exchange_counted == NULL)
+        ushmemi_fatal(call, "the %s backend cannot count a barrier's messages on the device, "
+                            "which a barrier captured into a graph needs",
+                      ushmemi_g.dev_ops->name);
+    if (set->size - 1 <= USHMEMI_STREAM_BATCH) {
+        for (int i = 1; i < set->size; i++, n++) {
+            int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size);
+            flags[n] = graph_flag_on(call, pe);
+            counts[n] = &res->graph_sent[pe];
+            waits[n] = &res->graph_flags[pe];
+            expect[n] = &res->graph_expected[pe];
+        }
+        check(call, ushmemi_g.dev_ops->stream_exchange_counted(
+                        ushmemi_g.dev, stream_of(stream), flags, counts, n, waits, expect, n));
+        return;
+    }
+    for (int dist = 1; dist < set->size; dist <<= 1) {
+        int to = ushmemi_coll_world_pe(set, (set->me + dist) % set->size);
+        int from = ushmemi_coll_world_pe(set, (set->me - dist % set->size + set->size) %
+                                                  set->size);
+        flags[0] = graph_flag_on(call, to);
+        counts[0] = &res->graph_sent[to];
+        waits[0] = &res->graph_flags[from];
+        expect[0] = &res->graph_expected[from];
+        check(call, ushmemi_g.dev_ops->stream_exchange_counted(
+                        ushmemi_g.dev, stream_of(stream), flags, counts, 1, waits, expect, 1));
+    }
+}
+
 static void barrier_on_stream(const char *call, const struct ushmemi_coll_set *set,
                               CUstream stream)
 {
     int me_world = ushmemi_g.my_pe;
     uint64_t *own = ushmemi_g.reserved->stream_flags;
 
+    if (capturing(call, stream)) {
+        barrier_captured(call, set, stream);
+        return;
+    }
     if (barrier_on_stream_flat(call, set, stream))
         return;
     for (int dist = 1; dist < set->size; dist <<= 1) {
@@ -385,7 +493,10 @@ static void put_to_all(const char *call, const struct ushmemi_coll_set *set, voi
     const struct ushmemi_device_ops *ops = ushmemi_g.dev_ops;
     void *join = NULL;
 
-    if (nbytes >= STREAM_BESIDE_MIN && set->size > 1 && ops->stream_copy_beside != NULL) {
+    /* Not into a graph being captured: the side stream, made and let go at
+     * each call, would be part of the capture when it is let go. */
+    if (nbytes >= STREAM_BESIDE_MIN && set->size > 1 && ops->stream_copy_beside != NULL &&
+        !capturing(call, stream)) {
         void *self = mapped(call, (char *)dest + offset, nbytes, ushmemi_g.my_pe);
         check(call, ops->stream_copy_beside(ushmemi_g.dev, stream_of(stream), self,
                                             (const char *)src + (size_t)set->me * src_stride,
@@ -462,28 +573,66 @@ USHMEMI_API int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, cons
     return 0;
 }
 
-static const size_t sum_kind_size[USHMEMI_SUM_KINDS] = {
-    [USHMEMI_SUM_I8] = 1, [USHMEMI_SUM_I16] = 2, [USHMEMI_SUM_I32] = 4,
-    [USHMEMI_SUM_I64] = 8, [USHMEMI_SUM_F32] = 4, [USHMEMI_SUM_F64] = 8,
-};
+/* The reduction of count elements of kind over the members, each of whose
+ * array is at `source` on it (a symmetric address): a barrier (every
+ * member's source is ready), kernels on this PE's stream that combine the
+ * members' arrays read through their mapped heaps, in member order (so
+ * every member gets the same bits), into dest, and a barrier (nobody still
+ * reads a source). A kernel takes USHMEMI_STREAM_REDUCE_SOURCES arrays; a
+ * larger team chains kernels, each starting from the result so far. With
+ * `buffered` the result goes to a buffer allocated on the stream, copied to
+ * dest after the second barrier: for a dest that members may still be
+ * reading as a source. */
+static void reduce_members(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                           const void *source, size_t count, size_t bytes,
+                           enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
+                           bool buffered, CUstream stream)
+{
+    const struct ushmemi_device_ops *ops = ushmemi_g.dev_ops;
+    void *out = dest;
 
-/* dest = the sum over the members of source, count elements of kind: a
- * barrier (every member's source is ready), sums on this PE's stream that
- * read the members' sources through their mapped heaps, in member order
- * (so every member gets the same bits), and a barrier (nobody still reads a
- * source). In place (dest == source) the sum goes to a private buffer and
- * is copied to dest after the second barrier. */
-static int sum_on_stream(const char *call, shmem_team_t team, void *dest, const void *source,
-                         size_t count, enum ushmemi_sum_kind kind, CUstream stream)
+    barrier_on_stream(call, set, stream);
+    if (buffered)
+        check(call, ops->stream_alloc(ushmemi_g.dev, stream_of(stream), bytes, &out));
+    const void *srcs[USHMEMI_STREAM_REDUCE_SOURCES];
+    for (int member = 0; member < set->size;) {
+        int n = 0;
+        if (member > 0)
+            srcs[n++] = out; /* the result of the members before */
+        while (n < USHMEMI_STREAM_REDUCE_SOURCES && member < set->size)
+            srcs[n++] = mapped(call, source, bytes, ushmemi_coll_world_pe(set, member++));
+        check(call, ops->stream_reduce(ushmemi_g.dev, stream_of(stream), out, srcs, n, op, kind,
+                                       count));
+    }
+    barrier_on_stream(call, set, stream);
+    if (out != dest) {
+        check(call, ops->stream_copy(ushmemi_g.dev, stream_of(stream), dest, out, bytes));
+        check(call, ops->stream_free(ushmemi_g.dev, stream_of(stream), out));
+    }
+}
+
+/* nreduce elements of kind in bytes, checked for overflow. */
+static size_t reduce_bytes(const char *call, size_t nreduce, enum ushmemi_reduce_kind kind)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(nreduce, ushmemi_reduce_kind_size(kind), &bytes))
+        ushmemi_fatal(call, "%zu elements of %zu bytes overflow the address space", nreduce,
+                      ushmemi_reduce_kind_size(kind));
+    return bytes;
+}
+
+/* dest = op over the members of source, nreduce elements of kind. In place
+ * (dest == source) the result goes through a buffer: the other members
+ * read this source until the closing barrier. */
+static int reduce_on_stream(const char *call, shmem_team_t team, void *dest, const void *source,
+                            size_t nreduce, enum ushmemi_reduce_op op,
+                            enum ushmemi_reduce_kind kind, CUstream stream)
 {
     struct ushmemi_coll_set set;
 
     if (!team_set(call, team, &set))
         return -1;
-    size_t bytes;
-    if (__builtin_mul_overflow(count, sum_kind_size[kind], &bytes))
-        ushmemi_fatal(call, "%zu elements of %zu bytes overflow the address space", count,
-                      sum_kind_size[kind]);
+    size_t bytes = reduce_bytes(call, nreduce, kind);
     if (bytes == 0)
         return 0;
     const char *d = dest, *s = source;
@@ -492,50 +641,77 @@ static int sum_on_stream(const char *call, shmem_team_t team, void *dest, const 
                             "bytes each)",
                       dest, source, bytes);
     mapped(call, dest, bytes, ushmemi_g.my_pe);
-
-    void *out = dest;
-    barrier_on_stream(call, &set, stream);
-    if (d == s)
-        check(call, ushmemi_g.dev_ops->stream_alloc(ushmemi_g.dev, stream_of(stream), bytes,
-                                                   &out));
-    const void *srcs[USHMEMI_STREAM_SUM_SOURCES];
-    for (int member = 0; member < set.size;) {
-        int n = 0;
-        if (member > 0)
-            srcs[n++] = out; /* the sum of the members before */
-        while (n < USHMEMI_STREAM_SUM_SOURCES && member < set.size)
-            srcs[n++] = mapped(call, source, bytes, ushmemi_coll_world_pe(&set, member++));
-        check(call, ushmemi_g.dev_ops->stream_sum(ushmemi_g.dev, stream_of(stream), out, srcs,
-                                                 n, kind, count));
-    }
-    barrier_on_stream(call, &set, stream);
-    if (out != dest) {
-        check(call, ushmemi_g.dev_ops->stream_copy(ushmemi_g.dev, stream_of(stream), dest, out,
-                                                  bytes));
-        check(call, ushmemi_g.dev_ops->stream_free(ushmemi_g.dev, stream_of(stream), out));
-    }
+    reduce_members(call, &set, dest, source, nreduce, bytes, op, kind, d == s, stream);
     return 0;
 }
 
-/* The element kind of an integer type, by its size. */
-#define INT_KIND(type)                                                                       \
-    (sizeof(type) == 1 ? USHMEMI_SUM_I8                                                      \
-     : sizeof(type) == 2 ? USHMEMI_SUM_I16                                                   \
-     : sizeof(type) == 4 ? USHMEMI_SUM_I32                                                   \
-                         : USHMEMI_SUM_I64)
+/* NVSHMEM's reduce-scatter: source holds nreduce elements for each member,
+ * and member i gets in dest the reduction over the members of their block
+ * i. A dest anywhere in this PE's source goes through a buffer, as the
+ * other members read their blocks of it until the closing barrier. */
+static int reducescatter_on_stream(const char *call, shmem_team_t team, void *dest,
+                                   const void *source, size_t nreduce,
+                                   enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
+                                   CUstream stream)
+{
+    struct ushmemi_coll_set set;
 
-#define DEF_SUM_ON_STREAM(name, type, kind, per)                                             \
-    USHMEMI_API int shmemx_##name##_sum_reduce_on_stream(                                    \
-        shmem_team_t team, type *dest, const type *source, size_t nreduce, CUstream stream)  \
-    {                                                                                        \
-        const char *call = "shmemx_" #name "_sum_reduce_on_stream";                          \
-        if (nreduce > SIZE_MAX / (per))                                                      \
-            ushmemi_fatal(call, "nreduce %zu overflows the address space", nreduce);         \
-        return sum_on_stream(call, team, dest, source, nreduce * (per), kind, stream);       \
+    if (!team_set(call, team, &set))
+        return -1;
+    size_t bytes = reduce_bytes(call, nreduce, kind);
+    if (bytes == 0)
+        return 0;
+    size_t total = team_bytes(call, &set, bytes);
+    const char *d = dest, *s = source;
+    mapped(call, source, total, ushmemi_g.my_pe);
+    mapped(call, dest, bytes, ushmemi_g.my_pe);
+    reduce_members(call, &set, dest, s + (size_t)set.me * bytes, nreduce, bytes, op, kind,
+                   d < s + total && s < d + bytes, stream);
+    return 0;
+}
+
+/* The element kind of each class of type (shmemx.h's list): integers by
+ * size and signedness, floats and complex numbers by size. */
+static enum ushmemi_reduce_kind int_kind(size_t size, bool is_signed)
+{
+    enum ushmemi_reduce_kind kind = size == 1   ? USHMEMI_REDUCE_U8
+                                    : size == 2 ? USHMEMI_REDUCE_U16
+                                    : size == 4 ? USHMEMI_REDUCE_U32
+                                                : USHMEMI_REDUCE_U64;
+    return is_signed ? kind - USHMEMI_REDUCE_U8 + USHMEMI_REDUCE_I8 : kind;
+}
+#define KIND_INT(type) int_kind(sizeof(type), (type)-1 < (type)1)
+#define KIND_FLOAT(type) (sizeof(type) == sizeof(float) ? USHMEMI_REDUCE_F32 : USHMEMI_REDUCE_F64)
+#define KIND_COMPLEX(type)                                                                    \
+    (sizeof(type) == sizeof(float _Complex) ? USHMEMI_REDUCE_C32 : USHMEMI_REDUCE_C64)
+_Static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE single and double");
+
+/* The op of each name in shmemx.h's list. */
+enum {
+    STREAM_OP_sum = USHMEMI_REDUCE_SUM,
+    STREAM_OP_prod = USHMEMI_REDUCE_PROD,
+    STREAM_OP_min = USHMEMI_REDUCE_MIN,
+    STREAM_OP_max = USHMEMI_REDUCE_MAX,
+    STREAM_OP_and = USHMEMI_REDUCE_AND,
+    STREAM_OP_or = USHMEMI_REDUCE_OR,
+    STREAM_OP_xor = USHMEMI_REDUCE_XOR,
+};
+
+#define USHMEMI_STREAM_REDUCE(name, type, op, cls)                                          \
+    USHMEMI_API int shmemx_##name##_##op##_reduce_on_stream(                                \
+        shmem_team_t team, type *dest, const type *source, size_t nreduce, CUstream stream) \
+    {                                                                                       \
+        return reduce_on_stream("shmemx_" #name "_" #op "_reduce_on_stream", team, dest,    \
+                                source, nreduce, (enum ushmemi_reduce_op)STREAM_OP_##op,    \
+                                KIND_##cls(type), stream);                                  \
+    }                                                                                       \
+    USHMEMI_API int shmemx_##name##_##op##_reducescatter_on_stream(                         \
+        shmem_team_t team, type *dest, const type *source, size_t nreduce, CUstream stream) \
+    {                                                                                       \
+        return reducescatter_on_stream("shmemx_" #name "_" #op "_reducescatter_on_stream",  \
+                                       team, dest, source, nreduce,                         \
+                                       (enum ushmemi_reduce_op)STREAM_OP_##op,              \
+                                       KIND_##cls(type), stream);                           \
     }
-#define DEF_INT_SUM_ON_STREAM(name, type) DEF_SUM_ON_STREAM(name, type, INT_KIND(type), 1)
-USHMEMI_COLL_INT_TYPES(DEF_INT_SUM_ON_STREAM)
-DEF_SUM_ON_STREAM(float, float, USHMEMI_SUM_F32, 1)
-DEF_SUM_ON_STREAM(double, double, USHMEMI_SUM_F64, 1)
-DEF_SUM_ON_STREAM(complexf, float _Complex, USHMEMI_SUM_F32, 2)
-DEF_SUM_ON_STREAM(complexd, double _Complex, USHMEMI_SUM_F64, 2)
+USHMEMI_STREAM_REDUCTIONS
+#undef USHMEMI_STREAM_REDUCE

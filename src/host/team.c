@@ -1,6 +1,7 @@
-/* Teams: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED, the teams programs split from
- * them (shmem_team_split_strided, shmem_team_split_2d), their queries and
- * shmem_team_destroy.
+/* Teams: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED, SHMEMX_TEAM_NODE, the teams
+ * programs split from them (shmem_team_split_strided, shmem_team_split_2d),
+ * their queries, shmem_team_destroy, and the small integers that name teams
+ * where a program keeps them in an int (shmemx_team_id).
  *
  * Every team is a strided set of world PEs (start, stride, size): a strided
  * split of a strided set is one again, and so are both axes of a 2-D split,
@@ -16,6 +17,7 @@
  * the parent (or the team) with one barrier. */
 #include <pthread.h>
 #include <shmem.h>
+#include <shmemx.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -24,9 +26,11 @@
 
 struct ushmemi_team ushmemi_team_world = {.name = "SHMEM_TEAM_WORLD", .stride = 1, .live = true};
 struct ushmemi_team ushmemi_team_shared = {.name = "SHMEM_TEAM_SHARED", .stride = 1, .live = true};
+struct ushmemi_team ushmemi_team_node = {.name = "SHMEMX_TEAM_NODE", .stride = 1, .live = true};
 
 USHMEMI_API shmem_team_t SHMEM_TEAM_WORLD = &ushmemi_team_world;
 USHMEMI_API shmem_team_t SHMEM_TEAM_SHARED = &ushmemi_team_shared;
+USHMEMI_API shmem_team_t SHMEMX_TEAM_NODE = &ushmemi_team_node;
 
 static struct ushmemi_team split_teams[USHMEMI_TEAMS_MAX];
 static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -42,7 +46,7 @@ const struct ushmemi_team *ushmemi_team_lookup(const char *call, const struct us
     if (team == SHMEM_TEAM_INVALID)
         return NULL;
     if (team == &ushmemi_team_world || team == &ushmemi_team_shared ||
-        (in_table(team) && team->live))
+        team == &ushmemi_team_node || (in_table(team) && team->live))
         return team;
     ushmemi_fatal(call, "team handle %p is not a live team of this PE (destroyed, never "
                         "created, or not a team)",
@@ -61,19 +65,15 @@ int ushmemi_team_index_of(const struct ushmemi_team *team, int world_pe)
     return index >= 0 && index < team->size ? index : -1;
 }
 
-/* SHMEM_TEAM_SHARED: the PEs whose heaps this PE maps (those shmem_ptr can
- * reach), when they form a strided set, as they do under oshrun and under
- * launchers that place ranks by node; otherwise this PE alone, which is
- * still a correct (if small) shared team. */
-void ushmemi_teams_init(void)
+/* The PEs for which member(pe) holds, as a team named `name`, when they form
+ * a strided set; otherwise this PE alone, which is still a correct (if
+ * small) team of that kind. */
+static void strided_team(struct ushmemi_team *team, const char *name, bool (*member)(int pe))
 {
     int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
-    ushmemi_team_world = (struct ushmemi_team){
-        .name = "SHMEM_TEAM_WORLD", .start = 0, .stride = 1, .size = n, .live = true};
-
     int first = -1, second = -1, count = 0;
     for (int pe = 0; pe < n; pe++) {
-        if (ushmemi_g.peers[pe].base == NULL && pe != me)
+        if (!member(pe) && pe != me)
             continue;
         if (first < 0)
             first = pe;
@@ -84,29 +84,51 @@ void ushmemi_teams_init(void)
     int stride = second < 0 ? 1 : second - first;
     bool strided = true;
     for (int pe = first, i = 0; pe < n; pe++) {
-        bool mapped = pe == me || ushmemi_g.peers[pe].base != NULL;
+        bool in = pe == me || member(pe);
         bool expected = (pe - first) % stride == 0 && i < count;
-        if (mapped != expected) {
+        if (in != expected) {
             strided = false;
             break;
         }
-        if (mapped)
+        if (in)
             i++;
     }
-    ushmemi_team_shared = (struct ushmemi_team){.name = "SHMEM_TEAM_SHARED", .live = true};
+    *team = (struct ushmemi_team){.name = name, .live = true};
     if (strided) {
-        ushmemi_team_shared.start = first;
-        ushmemi_team_shared.stride = stride;
-        ushmemi_team_shared.size = count;
+        team->start = first;
+        team->stride = stride;
+        team->size = count;
     } else {
-        ushmemi_debug("SHMEM_TEAM_SHARED: the PEs mapped here are not a strided set; the "
-                      "team holds PE %d alone", me);
-        ushmemi_team_shared.start = me;
-        ushmemi_team_shared.stride = 1;
-        ushmemi_team_shared.size = 1;
+        ushmemi_debug("%s: its PEs are not a strided set; the team holds PE %d alone", name, me);
+        team->start = me;
+        team->stride = 1;
+        team->size = 1;
     }
-    ushmemi_debug("SHMEM_TEAM_SHARED: start %d, stride %d, size %d", ushmemi_team_shared.start,
-                  ushmemi_team_shared.stride, ushmemi_team_shared.size);
+    ushmemi_debug("%s: start %d, stride %d, size %d", name, team->start, team->stride,
+                  team->size);
+}
+
+static bool mapped_here(int pe)
+{
+    return ushmemi_g.peers[pe].base != NULL;
+}
+
+static bool on_this_node(int pe)
+{
+    return ushmemi_g.peers[pe].node_hash == ushmemi_g.peers[ushmemi_g.my_pe].node_hash;
+}
+
+/* SHMEM_TEAM_SHARED: the PEs whose heaps this PE maps (those shmem_ptr can
+ * reach), as under oshrun and launchers that place ranks by node.
+ * SHMEMX_TEAM_NODE: the PEs of this node (of this simulated node under
+ * USHMEM_SIM_NODES), mapped or not (USHMEM_IPC=0), whose rank in it is the
+ * local rank that chose this PE's device. */
+void ushmemi_teams_init(void)
+{
+    ushmemi_team_world = (struct ushmemi_team){
+        .name = "SHMEM_TEAM_WORLD", .start = 0, .stride = 1, .size = ushmemi_g.n_pes, .live = true};
+    strided_team(&ushmemi_team_shared, "SHMEM_TEAM_SHARED", mapped_here);
+    strided_team(&ushmemi_team_node, "SHMEMX_TEAM_NODE", on_this_node);
 }
 
 void ushmemi_teams_fini(void)
@@ -288,7 +310,7 @@ USHMEMI_API void shmem_team_destroy(shmem_team_t team)
     const struct ushmemi_team *t = ushmemi_team_lookup(call, team);
     if (t == NULL)
         return; /* destroying SHMEM_TEAM_INVALID does nothing */
-    if (t == &ushmemi_team_world || t == &ushmemi_team_shared)
+    if (t == &ushmemi_team_world || t == &ushmemi_team_shared || t == &ushmemi_team_node)
         ushmemi_fatal(call, "%s cannot be destroyed", t->name);
     /* Contexts made on the team go with it, their operations completed. */
     ushmemi_ctx_destroy_team(call, t);
@@ -352,4 +374,41 @@ USHMEMI_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     if (t == NULL || pe < 0 || pe >= t->size)
         return NULL;
     return shmem_ptr(dest, t->start + pe * t->stride);
+}
+
+/* Team ids: 0 world, 1 shared, 2 node (NVSHMEM's numbers for its
+ * predefined teams), USHMEMX_TEAM_ID_SPLIT + i for split team i. */
+USHMEMI_API int shmemx_team_id(shmem_team_t team)
+{
+    static const char call[] = "shmemx_team_id";
+    ushmemi_check_init(call);
+    const struct ushmemi_team *t = ushmemi_team_lookup(call, team);
+    if (t == NULL)
+        return -1;
+    if (t == &ushmemi_team_world)
+        return 0;
+    if (t == &ushmemi_team_shared)
+        return 1;
+    if (t == &ushmemi_team_node)
+        return 2;
+    return USHMEMX_TEAM_ID_SPLIT + (int)(t - split_teams);
+}
+
+USHMEMI_API shmem_team_t shmemx_team_from_id(int id)
+{
+    if (!ushmemi_g.initialized)
+        return SHMEM_TEAM_INVALID;
+    switch (id) {
+    case 0: return &ushmemi_team_world;
+    case 1: return &ushmemi_team_shared;
+    case 2: return &ushmemi_team_node;
+    default: break;
+    }
+    if (id < USHMEMX_TEAM_ID_SPLIT || id - USHMEMX_TEAM_ID_SPLIT >= USHMEMI_TEAMS_MAX)
+        return SHMEM_TEAM_INVALID;
+    pthread_mutex_lock(&split_lock);
+    struct ushmemi_team *t = &split_teams[id - USHMEMX_TEAM_ID_SPLIT];
+    bool live = t->live;
+    pthread_mutex_unlock(&split_lock);
+    return live ? t : SHMEM_TEAM_INVALID;
 }

@@ -5,9 +5,16 @@
  *   USHMEMI_DEV_COPY_FN  the qualifiers of its functions;
  *   ushmemi_dev_word16   a 16-byte word type, 16-byte aligned, copied by one
  *                        load and one store where the device has them;
- *   USHMEMI_DEV_UNROLL   a pragma that unrolls the next loop, or nothing. */
+ *   USHMEMI_DEV_UNROLL   a pragma that unrolls the next loop, or nothing;
+ * and may define:
+ *   USHMEMI_DEV_COPY_COLD_FN  the qualifiers of the general copy, kept out
+ *                        of line (default: USHMEMI_DEV_COPY_FN). */
 #ifndef USHMEM_DETAIL_DEVICE_COPY_H
 #define USHMEM_DETAIL_DEVICE_COPY_H
+
+#if !defined(USHMEMI_DEV_COPY_COLD_FN)
+#define USHMEMI_DEV_COPY_COLD_FN USHMEMI_DEV_COPY_FN
+#endif
 
 /* Copies n bytes with `size` threads, this one being `rank`, in words of W
  * bytes (dst and src share their alignment modulo W); up to four words in
@@ -69,6 +76,30 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_as(char *dst, const char *src, size_t 
         ushmemi_dev_copy_words<W, unsigned>(dst, src, (unsigned)n, rank, size);
     else
         ushmemi_dev_copy_words<W, size_t>(dst, src, n, rank, size);
+}
+/* Any message in the widest word that the skew of its ends allows: more
+ * than four 16-byte words a thread, or ends that 16-byte words do not fit.
+ * Out of line where the device allows (USHMEMI_DEV_COPY_COLD_FN): its eight
+ * forms of the copy, each with up to four words in flight, cost a caller
+ * their registers only while one of them runs. Inlined, a user's loop of
+ * puts or gets (nothing in it bounding the registers, as
+ * __launch_bounds__(1024) does) kept what every form hoisted out of the
+ * loop alive at once: 79 registers for a loop of putmem_nbi_block, 124 for
+ * getmem_block, where a block of 1024 threads can have 64, and the kernel
+ * could not launch. A call costs nothing beside such a copy. */
+USHMEMI_DEV_COPY_COLD_FN void ushmemi_dev_copy_general(char *d, const char *s, size_t n,
+                                                       unsigned rank, unsigned size)
+{
+    uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
+
+    if ((skew & 15) == 0)
+        ushmemi_dev_copy_as<ushmemi_dev_word16>(d, s, n, rank, size);
+    else if ((skew & 7) == 0)
+        ushmemi_dev_copy_as<uint64_t>(d, s, n, rank, size);
+    else if ((skew & 3) == 0)
+        ushmemi_dev_copy_as<uint32_t>(d, s, n, rank, size);
+    else
+        ushmemi_dev_copy_as<char>(d, s, n, rank, size);
 }
 /* One 8-byte word, both ends 8-byte aligned: a lone thread's long, a
  * signal's payload. */
@@ -132,14 +163,7 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_group(void *dst, const void *src, size
             dw[i] = sw[i];
         return;
     }
-    if ((skew & 15) == 0)
-        ushmemi_dev_copy_as<ushmemi_dev_word16>(d, s, n, rank, size);
-    else if ((skew & 7) == 0)
-        ushmemi_dev_copy_as<uint64_t>(d, s, n, rank, size);
-    else if ((skew & 3) == 0)
-        ushmemi_dev_copy_as<uint32_t>(d, s, n, rank, size);
-    else
-        ushmemi_dev_copy_as<char>(d, s, n, rank, size);
+    ushmemi_dev_copy_general(d, s, n, rank, size);
 }
 
 #endif /* USHMEM_DETAIL_DEVICE_COPY_H */

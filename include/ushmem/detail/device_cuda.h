@@ -133,6 +133,17 @@ USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
 #endif
     ushmemi_dev_rmw64(p, op, v, 0);
 }
+/* An empty asm that says it changes v: no instruction, but the optimizer
+ * must take v as new wherever it is called, in a loop too (device.h,
+ * ushmemi_dev_call_rank). */
+#define USHMEMI_DEV_HAS_OPAQUE 1
+USHMEM_DEVICE_FN unsigned ushmemi_dev_opaque(unsigned v)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+r"(v));
+#endif
+    return v;
+}
 USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
@@ -250,6 +261,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
     (void)scope;
 }
 #define USHMEMI_DEV_COPY_FN __host__ __device__ static inline
+/* Out of line: see ushmemi_dev_copy_general. `unused`: a static function
+ * that is not inline draws "declared but never referenced" in a program
+ * that never calls it. */
+#define USHMEMI_DEV_COPY_COLD_FN __host__ __device__ static __noinline__ __attribute__((unused))
 typedef int4 ushmemi_dev_word16;
 #if defined(__CUDA_ARCH__)
 #define USHMEMI_DEV_UNROLL _Pragma("unroll")

@@ -92,6 +92,15 @@ int main(int argc, char **argv)
             shmemx_int_sum_reduce_on_stream(SHMEM_TEAM_WORLD, (int *)x, (int *)x, 2, NULL);
         else if (strcmp(what, "stream-overlap") == 0)
             shmemx_int_sum_reduce_on_stream(SHMEM_TEAM_WORLD, (int *)x + 1, (int *)x, 2, NULL);
+        else if (strcmp(what, "stream-max-overlap") == 0)
+            shmemx_double_max_reduce_on_stream(SHMEM_TEAM_WORLD, (double *)x + 1, (double *)x, 2,
+                                               NULL);
+        else if (strcmp(what, "stream-reducescatter-on-cpu") == 0)
+            shmemx_uint8_min_reducescatter_on_stream(SHMEM_TEAM_WORLD, (uint8_t *)x + 32,
+                                                     (uint8_t *)x, 2, NULL);
+        else if (strcmp(what, "stream-reducescatter-source") == 0)
+            shmemx_int64_xor_reducescatter_on_stream(SHMEM_TEAM_WORLD, (int64_t *)x, (int64_t *)x,
+                                                     (size_t)1 << 30, NULL);
         else if (strcmp(what, "global-exit") == 0)
             shmem_global_exit(7);
         /* The reserved area below the first allocation, through every kind

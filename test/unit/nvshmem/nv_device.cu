@@ -1,0 +1,312 @@
+/* An NVSHMEM program's GPU side, written as NVSHMEM's users write it (no
+ * __launch_bounds__, 1024-thread blocks, calls in loops, error codes
+ * checked) and built against ushmem's <nvshmem.h> (oshnvcc --nvshmem):
+ * the device picked by the node team after nvshmem_init; block, warp and
+ * thread puts and gets in loops; p and g of 8- to 64-bit and 16-bit
+ * floating types; atomics from every thread; signals and waits; the device
+ * barrier, alltoall, broadcast, fcollect, reductions (int, double, half)
+ * and reduce-scatter inside a collective launch; a collective launch too
+ * large to be resident, refused; stream-ordered puts, barriers and
+ * reductions. Every PE checks every value; exit 77 without a GPU. */
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <cooperative_groups.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+
+static int me, npes;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "PE %d: ", me);                                                \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fprintf(stderr, "\n");                                                         \
+            nvshmem_global_exit(1);                                                        \
+        }                                                                                  \
+    } while (0)
+#define CUDA_CHECK(call)                                                                   \
+    do {                                                                                   \
+        cudaError_t e_ = (call);                                                           \
+        CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                 \
+    } while (0)
+
+/* Each block puts its chunk `iters` times, as NVSHMEM's shmem_put_bw does. */
+__global__ void put_block_loop(double *dst, const double *src, size_t chunk, int iters, int pe)
+{
+    size_t off = blockIdx.x * chunk;
+    for (int i = 0; i < iters; i++)
+        nvshmemx_double_put_nbi_block(dst + off, src + off, chunk, pe);
+    if (threadIdx.x == 0)
+        nvshmem_quiet();
+}
+
+__global__ void get_warp_loop(int *dst, const int *src, size_t chunk, int iters, int pe)
+{
+    size_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    for (int i = 0; i < iters; i++)
+        nvshmemx_int_get_warp(dst + warp * chunk, src + warp * chunk, chunk, pe);
+}
+
+/* Thread scope: p and g of several types, and atomics from every thread. */
+__global__ void thread_ops(uint8_t *b, int *w, double *d, half *h, __nv_bfloat16 *bf,
+                           unsigned long long *ctr, uint64_t *sig, int pe)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    int me_ = nvshmem_my_pe();
+    nvshmem_uint8_p(&b[t], (uint8_t)(t + me_), pe);
+    nvshmem_int_p(&w[t], (int)(t * 3 + me_), pe);
+    nvshmem_double_p(&d[t], t + 0.25 * me_, pe);
+    nvshmem_half_p(&h[t], __float2half((float)(t % 512)), pe);
+    nvshmem_bfloat16_p(&bf[t], __float2bfloat16((float)(t % 256)), pe);
+    nvshmem_ulonglong_atomic_add(&ctr[0], 1, pe);
+    unsigned long long old = nvshmem_ulonglong_atomic_fetch_add(&ctr[1], 2, pe);
+    (void)old;
+    nvshmem_ulonglong_atomic_inc(&ctr[2], pe);
+    nvshmem_quiet();
+    __syncthreads();
+    if (t == 0)
+        nvshmemx_signal_op(sig, 1, NVSHMEM_SIGNAL_ADD, pe);
+}
+
+/* One collective per kernel, each made by block 0 while the grid waits
+ * for it (a grid sync: every block must be resident), as NVSHMEM's
+ * perftests shape them: alltoall, the reductions of int, double and half,
+ * a reduce-scatter, fcollect and broadcast, into ib, db and hb for the host
+ * to check. (Several collectives in one kernel add up their registers:
+ * such a kernel may not fit 1024 threads, and the collective launch says so.) */
+struct coll_args {
+    int *ia, *ib;
+    double *da, *db;
+    half *ha, *hb;
+    int n;
+};
+
+#define COLL_KERNEL(NAME, CALL)                                                            \
+    __global__ void NAME(coll_args a)                                                      \
+    {                                                                                      \
+        int npes_ = nvshmem_n_pes(), n = a.n;                                              \
+        (void)npes_;                                                                       \
+        if (blockIdx.x == 0)                                                               \
+            CALL;                                                                          \
+        cooperative_groups::this_grid().sync();                                            \
+    }
+COLL_KERNEL(coll_alltoall, nvshmemx_int_alltoall_block(NVSHMEM_TEAM_WORLD, a.ib, a.ia, n))
+COLL_KERNEL(coll_sum, nvshmemx_int_sum_reduce_block(NVSHMEM_TEAM_WORLD, a.ib + n * npes_, a.ia, n))
+COLL_KERNEL(coll_max, nvshmemx_double_max_reduce_block(NVSHMEM_TEAM_WORLD, a.db, a.da, n))
+COLL_KERNEL(coll_half, nvshmemx_half_sum_reduce_warp(NVSHMEM_TEAM_WORLD, a.hb, a.ha, n))
+COLL_KERNEL(coll_rs, nvshmemx_int_sum_reducescatter_block(NVSHMEM_TEAM_WORLD,
+                                                          a.ib + n * (npes_ + 1), a.ia, n))
+COLL_KERNEL(coll_fcollect, nvshmemx_double_fcollect_block(NVSHMEM_TEAM_WORLD, a.db + n, a.da, n))
+COLL_KERNEL(coll_bcast, nvshmemx_int_broadcast_warp(NVSHMEM_TEAM_WORLD, a.ib + n * (npes_ + 2),
+                                                    a.ia, n, npes_ - 1))
+
+/* One block meets the other PEs, the grid waits for it. */
+__global__ void barrier_loop(int rounds)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for (int r = 0; r < rounds; r++) {
+        if (blockIdx.x == 0)
+            nvshmemx_barrier_all_block();
+        grid.sync();
+    }
+}
+
+int main(void)
+{
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    nvshmem_init();
+    me = nvshmem_my_pe();
+    npes = nvshmem_n_pes();
+    int node_pe = nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE);
+    CUDA_CHECK(cudaSetDevice(node_pe % ndev)); /* NVSHMEM's usual choice, after init */
+    cudaStream_t s;
+    CUDA_CHECK(cudaStreamCreate(&s));
+    const int right = (me + 1) % npes, left = (me + npes - 1) % npes;
+
+    /* Block puts in a loop, 32 blocks of 1024 threads. */
+    const size_t chunk = 4096, blocks = 32, total = chunk * blocks;
+    double *src = (double *)nvshmem_malloc(total * sizeof(double));
+    double *dst = (double *)nvshmem_malloc(total * sizeof(double));
+    CHECK(src != NULL && dst != NULL, "nvshmem_malloc");
+    std::vector<double> host(total);
+    for (size_t i = 0; i < total; i++)
+        host[i] = me * 1e7 + (double)i;
+    CUDA_CHECK(cudaMemcpy(src, host.data(), total * sizeof(double), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dst, 0, total * sizeof(double)));
+    nvshmem_barrier_all();
+    put_block_loop<<<blocks, 1024, 0, s>>>(dst, src, chunk, 5, right);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    nvshmem_barrier_all();
+    CUDA_CHECK(cudaMemcpy(host.data(), dst, total * sizeof(double), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < total; i++)
+        CHECK(host[i] == left * 1e7 + (double)i, "block put loop: dst[%zu] = %g from PE %d", i,
+              host[i], left);
+
+    /* Warp gets in a loop, 8 blocks of 1024 threads, 64 ints a warp. */
+    int *isrc = (int *)nvshmem_malloc(8 * 32 * 64 * sizeof(int));
+    int *idst = (int *)nvshmem_malloc(8 * 32 * 64 * sizeof(int));
+    std::vector<int> ih(8 * 32 * 64);
+    for (size_t i = 0; i < ih.size(); i++)
+        ih[i] = me * 100000 + (int)i;
+    CUDA_CHECK(cudaMemcpy(isrc, ih.data(), ih.size() * sizeof(int), cudaMemcpyHostToDevice));
+    nvshmem_barrier_all();
+    get_warp_loop<<<8, 1024, 0, s>>>(idst, isrc, 64, 3, right);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaMemcpy(ih.data(), idst, ih.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < ih.size(); i++)
+        CHECK(ih[i] == right * 100000 + (int)i, "warp get loop: dst[%zu] = %d", i, ih[i]);
+
+    /* Thread scope, 4 blocks of 1024 threads. */
+    const unsigned nt = 4096;
+    uint8_t *b = (uint8_t *)nvshmem_calloc(nt, 1);
+    int *w = (int *)nvshmem_calloc(nt, sizeof(int));
+    double *d = (double *)nvshmem_calloc(nt, sizeof(double));
+    half *h = (half *)nvshmem_calloc(nt, sizeof(half));
+    __nv_bfloat16 *bf = (__nv_bfloat16 *)nvshmem_calloc(nt, sizeof(__nv_bfloat16));
+    unsigned long long *ctr = (unsigned long long *)nvshmem_calloc(3, sizeof(unsigned long long));
+    uint64_t *sig = (uint64_t *)nvshmem_calloc(1, sizeof(uint64_t));
+    nvshmem_barrier_all();
+    thread_ops<<<4, 1024, 0, s>>>(b, w, d, h, bf, ctr, sig, right);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    nvshmem_barrier_all();
+    std::vector<uint8_t> bh(nt);
+    std::vector<int> wh(nt);
+    std::vector<double> dh(nt);
+    std::vector<half> hh(nt);
+    std::vector<__nv_bfloat16> bfh(nt);
+    unsigned long long ch[3];
+    uint64_t sh;
+    CUDA_CHECK(cudaMemcpy(bh.data(), b, nt, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(wh.data(), w, nt * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(dh.data(), d, nt * sizeof(double), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hh.data(), h, nt * sizeof(half), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(bfh.data(), bf, nt * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(ch, ctr, sizeof(ch), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&sh, sig, sizeof(sh), cudaMemcpyDeviceToHost));
+    for (unsigned t = 0; t < nt; t++) {
+        CHECK(bh[t] == (uint8_t)(t + left) && wh[t] == (int)(t * 3 + left) &&
+                  dh[t] == t + 0.25 * left && __half2float(hh[t]) == (float)(t % 512) &&
+                  __bfloat162float(bfh[t]) == (float)(t % 256),
+              "thread p of element %u: %u %d %g %g %g", t, bh[t], wh[t], dh[t],
+              (double)__half2float(hh[t]), (double)__bfloat162float(bfh[t]));
+    }
+    CHECK(ch[0] == nt && ch[1] == 2ull * nt && ch[2] == nt && sh == 1,
+          "atomics from %u threads of PE %d: add %llu, fetch_add %llu, inc %llu, signal %llu", nt,
+          left, ch[0], ch[1], ch[2], (unsigned long long)sh);
+
+    /* Collectives in a cooperative grid of 4 blocks of 1024 threads. */
+    const int n = 256;
+    int *ia = (int *)nvshmem_malloc(n * npes * sizeof(int));
+    int *ib = (int *)nvshmem_malloc(n * (npes + 3) * sizeof(int));
+    double *da = (double *)nvshmem_malloc(n * sizeof(double));
+    double *db = (double *)nvshmem_malloc(n * (npes + 1) * sizeof(double));
+    half *ha = (half *)nvshmem_malloc(n * sizeof(half));
+    half *hb = (half *)nvshmem_malloc(n * sizeof(half));
+    std::vector<int> iah(n * npes);
+    std::vector<double> dah(n);
+    std::vector<half> hah(n);
+    for (int i = 0; i < n * npes; i++)
+        iah[i] = me * 1000 + i;
+    for (int i = 0; i < n; i++) {
+        dah[i] = (i % 7 == me % 7) ? 1000.0 + i : (double)me;
+        hah[i] = __float2half((float)(me + 1));
+    }
+    CUDA_CHECK(cudaMemcpy(ia, iah.data(), iah.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(da, dah.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(ha, hah.data(), n * sizeof(half), cudaMemcpyHostToDevice));
+    nvshmem_barrier_all();
+    coll_args ca = {ia, ib, da, db, ha, hb, n};
+    void *args[] = {&ca};
+    const void *kernels[] = {(const void *)coll_alltoall, (const void *)coll_sum,
+                             (const void *)coll_max,      (const void *)coll_half,
+                             (const void *)coll_rs,       (const void *)coll_fcollect,
+                             (const void *)coll_bcast};
+    int rc = 0;
+    for (int round = 0; round < 3; round++)
+        for (unsigned k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
+            rc = nvshmemx_collective_launch(kernels[k], 4, 1024, args, 0, s);
+            CHECK(rc == NVSHMEMX_SUCCESS, "nvshmemx_collective_launch of collective %u: %d", k,
+                  rc);
+        }
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    nvshmem_barrier_all();
+    std::vector<int> ibh(n * (npes + 3));
+    std::vector<double> dbh(n * (npes + 1));
+    std::vector<half> hbh(n);
+    CUDA_CHECK(cudaMemcpy(ibh.data(), ib, ibh.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(dbh.data(), db, dbh.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hbh.data(), hb, n * sizeof(half), cudaMemcpyDeviceToHost));
+    for (int pe = 0; pe < npes; pe++)
+        for (int i = 0; i < n; i++)
+            CHECK(ibh[pe * n + i] == pe * 1000 + me * n + i, "alltoall [%d][%d] = %d", pe, i,
+                  ibh[pe * n + i]);
+    for (int i = 0; i < n; i++) {
+        int sum = 0, rs = 0;
+        double mx = -1;
+        for (int pe = 0; pe < npes; pe++) {
+            sum += pe * 1000 + i;
+            rs += pe * 1000 + me * n + i;
+            double v = (i % 7 == pe % 7) ? 1000.0 + i : (double)pe;
+            mx = v > mx ? v : mx;
+        }
+        CHECK(ibh[n * npes + i] == sum, "sum_reduce [%d] = %d, want %d", i, ibh[n * npes + i], sum);
+        CHECK(ibh[n * (npes + 1) + i] == rs, "reducescatter [%d] = %d, want %d", i,
+              ibh[n * (npes + 1) + i], rs);
+        CHECK(ibh[n * (npes + 2) + i] == (npes - 1) * 1000 + i, "broadcast [%d] = %d", i,
+              ibh[n * (npes + 2) + i]);
+        CHECK(dbh[i] == mx, "max_reduce [%d] = %g, want %g", i, dbh[i], mx);
+        CHECK(__half2float(hbh[i]) == (float)(npes * (npes + 1) / 2), "half sum [%d] = %g", i,
+              (double)__half2float(hbh[i]));
+    }
+    for (int pe = 0; pe < npes; pe++)
+        for (int i = 0; i < n; i++) {
+            double v = (i % 7 == pe % 7) ? 1000.0 + i : (double)pe;
+            CHECK(dbh[n + pe * n + i] == v, "fcollect [%d][%d] = %g", pe, i, dbh[n + pe * n + i]);
+        }
+
+    /* A barrier in a grid that fits, then one that cannot be resident:
+     * refused before it launches, never a hang. */
+    int br = 10;
+    void *bargs[] = {&br};
+    rc = nvshmemx_collective_launch((const void *)barrier_loop, 8, 1000, bargs, 0, s);
+    CHECK(rc == NVSHMEMX_SUCCESS, "collective launch of 8 x 1000: %d", rc);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    int fit = 0;
+    CHECK(nvshmemx_collective_launch_query_gridsize((const void *)barrier_loop, 1024, bargs, 0,
+                                                    &fit) == 0 &&
+              fit > 0,
+          "query_gridsize: %d", fit);
+    rc = nvshmemx_collective_launch((const void *)barrier_loop, fit + 1, 1024, bargs, 0, s);
+    CHECK(rc == NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED, "a grid of %d blocks (%d fit) gave %d",
+          fit + 1, fit, rc);
+
+    /* On a stream: a put, a barrier and a min reduction, no host wait. */
+    nvshmemx_double_put_on_stream(dst, src, total, right, s);
+    nvshmemx_barrier_all_on_stream(s);
+    nvshmemx_int_min_reduce_on_stream(NVSHMEM_TEAM_WORLD, ib, ia, n, s);
+    nvshmemx_barrier_all_on_stream(s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaMemcpy(host.data(), dst, total * sizeof(double), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < total; i++)
+        CHECK(host[i] == left * 1e7 + (double)i, "put on stream: dst[%zu] = %g", i, host[i]);
+    CUDA_CHECK(cudaMemcpy(ibh.data(), ib, n * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++)
+        CHECK(ibh[i] == i, "min_reduce_on_stream [%d] = %d", i, ibh[i]);
+
+    nvshmem_barrier_all();
+    if (me == 0)
+        printf("nv_device: %d PEs passed\n", npes);
+    CUDA_CHECK(cudaStreamDestroy(s));
+    nvshmem_finalize();
+    return 0;
+}
