@@ -201,6 +201,12 @@ int shmemx_cuda_module_init(void *module);
  * PE's symmetric heap, whose kernels reach it; -1 before shmem_init or with
  * another backend. */
 int shmemx_cuda_device(void);
+/* dest (a symmetric heap address) as this PE's device code reaches it on
+ * PE pe, for a kernel's own loads and stores: the device API's ushmem_ptr,
+ * asked from the host (shmem_ptr gives only what the CPU may touch, so
+ * NULL for a heap in GPU memory); NULL where device code does not reach pe
+ * directly. */
+void *shmemx_ptr_device(const void *dest, int pe);
 
 #ifdef __cplusplus
 }

@@ -81,7 +81,7 @@ write_makefile() { # LIB DIR CXXFLAGS NVCCFLAGS LDFLAGS
         echo "NVCC = $([ "$lib" = ushmem ] && echo "$oshnvcc --nvshmem" || echo nvcc)"
         echo "NVCCFLAGS = -O3 -std=c++17 -arch=sm_90 -rdc=true -I$pt/common $nvccflags"
         echo "CXX = $([ "$lib" = ushmem ] && echo "OSHCXX=g++ $root/$build/tools/oshc++ --nvshmem" || echo g++)"
-        echo "CXXFLAGS = -O3 -std=c++17 -I$cuda_home/include -I$pt/common $cxxflags"
+        echo "CXXFLAGS = -O3 -std=c++17 -I$cuda_home/include -I$cuda_home/include/cccl -I$pt/common $cxxflags"
         echo "LDFLAGS = $ldflags"
         echo "all: bin"
         echo "utils.o: $pt/common/utils.cu"
@@ -166,8 +166,17 @@ run_one() { # LIB EXE ARGS OUTFILE
             -x NVSHMEMTEST_USE_MPI_LAUNCHER -x LD_LIBRARY_PATH "$exe" $args >"$file" 2>&1
     fi
 }
-# PERF lines: "&&&& PERF <point> <value> <+|-><unit>", + where larger is better.
-perf_lines() { grep -a '^&&&& PERF ' "$1" | awk '{ print $3, $4, $5 }'; }
+# PERF lines: "&&&& PERF <point> <value> <+|-><unit>", + where larger is better
+# (a point's name may hold spaces).
+# Values that are not finite positive numbers (a "-nan" of a program's own
+# arithmetic) are left out.
+perf_lines() {
+    grep -a '^&&&& PERF ' "$1" |
+        awk 'NF >= 5 && $(NF - 1) ~ /^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ && $(NF - 1) + 0 > 0 {
+            key = $3
+            for (i = 4; i <= NF - 2; i++) key = key "_" $i   # names with spaces
+            print key, $(NF - 1), $NF }'
+}
 
 summary=()
 fails=0

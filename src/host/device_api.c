@@ -553,6 +553,25 @@ USHMEMI_API void *shmemx_ze_device(void)
                : NULL;
 }
 
+/* The device API's ushmem_ptr, asked from the host: dest (a symmetric heap
+ * address) as this PE's device code reaches it on pe, for kernels' own
+ * loads and stores; NULL where device code does not reach pe directly. */
+USHMEMI_API void *shmemx_ptr_device(const void *dest, int pe)
+{
+    ushmemi_check_init("shmemx_ptr_device");
+    if (pe < 0 || pe >= ushmemi_g.n_pes || !ushmemi_in_user_heap(dest, 1) ||
+        ushmem_device_state.force_proxy)
+        return NULL;
+    const struct ushmem_device_peer *p =
+        pe < USHMEM_DEVICE_NEAR_PES ? &ushmem_device_state.near[pe] : NULL;
+    const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
+    if (peer->base == NULL || (p != NULL && !p->direct[USHMEM_DEVICE_CLASS_RMA]) ||
+        (peer->route[USHMEMI_CLASS_RMA] != USHMEMI_ROUTE_DIRECT &&
+         peer->route[USHMEMI_CLASS_RMA] != USHMEMI_ROUTE_SELF))
+        return NULL;
+    return (char *)peer->base + ((const char *)dest - ushmemi_g.heap_base);
+}
+
 USHMEMI_API int shmemx_cuda_device(void)
 {
     const int *ordinal = strcmp(ushmemi_g.dev_ops != NULL ? ushmemi_g.dev_ops->name : "", "cuda") == 0

@@ -7,13 +7,13 @@
  *                        load and one store where the device has them;
  *   USHMEMI_DEV_UNROLL   a pragma that unrolls the next loop, or nothing;
  * and may define:
- *   USHMEMI_DEV_COPY_COLD_FN  the qualifiers of the general copy, kept out
- *                        of line (default: USHMEMI_DEV_COPY_FN). */
+ *   USHMEMI_DEV_COPY_FRESH(n)  n, as a value the optimizer must take as new
+ *                        at each call (see ushmemi_dev_copy_general). */
 #ifndef USHMEM_DETAIL_DEVICE_COPY_H
 #define USHMEM_DETAIL_DEVICE_COPY_H
 
-#if !defined(USHMEMI_DEV_COPY_COLD_FN)
-#define USHMEMI_DEV_COPY_COLD_FN USHMEMI_DEV_COPY_FN
+#if !defined(USHMEMI_DEV_COPY_FRESH)
+#define USHMEMI_DEV_COPY_FRESH(n) (n)
 #endif
 
 /* Copies n bytes with `size` threads, this one being `rank`, in words of W
@@ -33,6 +33,16 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_words(char *dst, const char *src, I n,
     W *d = reinterpret_cast<W *>(dst + head);
     const W *s = reinterpret_cast<const W *>(src + head);
     I nw = (n - head) / (I)sizeof(W), i = rank;
+    /* A lone thread (size 1, known where a thread's call is inlined) keeps
+     * two words in flight: four, with a loop of such calls around them,
+     * took more registers than a block of 1024 threads has. */
+    if (size == 1) {
+        for (; i + 1 < nw; i += 2) {
+            W v0 = s[i], v1 = s[i + 1];
+            d[i] = v0;
+            d[i + 1] = v1;
+        }
+    }
     for (; i + 3 * size < nw; i += 4 * size) {
         W v[4];
         USHMEMI_DEV_UNROLL
@@ -64,42 +74,66 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_words(char *dst, const char *src, I n,
 /* A thread of rank >= W with no word of its own (rank >= n / W) has nothing
  * to copy: the head and tail bytes go to ranks below W. Such threads, most
  * of a block for a small message, leave before any of the copy's
- * arithmetic. */
+ * arithmetic. Indices are 32-bit: n plus a stride of indices stays below
+ * 2^32 in pieces of 1 GiB (a piece starts 2^30 bytes after the last, so
+ * both ends keep their alignment and each piece is a whole copy). */
 template <typename W>
 USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_as(char *dst, const char *src, size_t n, unsigned rank,
                                             unsigned size)
 {
+    const size_t piece = (size_t)1 << 30;
+
     if (rank >= sizeof(W) && rank >= n / sizeof(W))
         return;
-    /* The 32-bit form needs n plus a stride of indices to stay below 2^32. */
-    if (n <= (size_t)UINT32_MAX - 4u * (size_t)size * sizeof(W))
-        ushmemi_dev_copy_words<W, unsigned>(dst, src, (unsigned)n, rank, size);
-    else
-        ushmemi_dev_copy_words<W, size_t>(dst, src, n, rank, size);
+    for (size_t done = 0; done < n; done += piece) {
+        size_t left = n - done;
+        ushmemi_dev_copy_words<W, unsigned>(dst + done, src + done,
+                                            (unsigned)(left < piece ? left : piece), rank, size);
+    }
+}
+/* Ends that 16-byte words do not fit (their skew is not a multiple of 16):
+ * words of 8, 4 or 1 byte, one at a time. Rare, and slower than the
+ * 16-byte copy; kept plain because every form of the copy that a call
+ * inlines adds to the registers a user's loop of calls keeps alive (a
+ * block of 1024 threads has 64 each). */
+template <typename W>
+USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_plain(char *dst, const char *src, size_t n,
+                                               unsigned rank, unsigned size)
+{
+    size_t head = (sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1);
+    if (head > n)
+        head = n;
+    size_t nw = (n - head) / sizeof(W);
+    W *d = reinterpret_cast<W *>(dst + head);
+    const W *s = reinterpret_cast<const W *>(src + head);
+    for (size_t i = rank; i < head; i += size)
+        dst[i] = src[i];
+    for (size_t i = rank; i < nw; i += size)
+        d[i] = s[i];
+    for (size_t j = head + nw * sizeof(W) + rank; j < n; j += size)
+        dst[j] = src[j];
 }
 /* Any message in the widest word that the skew of its ends allows: more
- * than four 16-byte words a thread, or ends that 16-byte words do not fit.
- * Out of line where the device allows (USHMEMI_DEV_COPY_COLD_FN): its eight
- * forms of the copy, each with up to four words in flight, cost a caller
- * their registers only while one of them runs. Inlined, a user's loop of
- * puts or gets (nothing in it bounding the registers, as
- * __launch_bounds__(1024) does) kept what every form hoisted out of the
- * loop alive at once: 79 registers for a loop of putmem_nbi_block, 124 for
- * getmem_block, where a block of 1024 threads can have 64, and the kernel
- * could not launch. A call costs nothing beside such a copy. */
-USHMEMI_DEV_COPY_COLD_FN void ushmemi_dev_copy_general(char *d, const char *s, size_t n,
-                                                       unsigned rank, unsigned size)
+ * than four 16-byte words a thread (four in flight per thread, as a load
+ * from a peer's memory takes a microsecond), or ends that 16-byte words do
+ * not fit. Inline: a call to a function of its own (__noinline__) costs
+ * every kernel compiled with relocatable device code (-rdc, as NVSHMEM
+ * programs are) the registers ptxas gives such a function, 76 and more,
+ * whatever the call does; and an inlined copy keeps two forms (16-byte
+ * words four at a time, and one plain loop), where it had eight. */
+USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_general(char *d, const char *s, size_t n,
+                                                  unsigned rank, unsigned size)
 {
     uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;
 
     if ((skew & 15) == 0)
         ushmemi_dev_copy_as<ushmemi_dev_word16>(d, s, n, rank, size);
     else if ((skew & 7) == 0)
-        ushmemi_dev_copy_as<uint64_t>(d, s, n, rank, size);
+        ushmemi_dev_copy_plain<uint64_t>(d, s, n, rank, size);
     else if ((skew & 3) == 0)
-        ushmemi_dev_copy_as<uint32_t>(d, s, n, rank, size);
+        ushmemi_dev_copy_plain<uint32_t>(d, s, n, rank, size);
     else
-        ushmemi_dev_copy_as<char>(d, s, n, rank, size);
+        ushmemi_dev_copy_plain<char>(d, s, n, rank, size);
 }
 /* One 8-byte word, both ends 8-byte aligned: a lone thread's long, a
  * signal's payload. */
@@ -110,6 +144,11 @@ USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_word64(void *dst, const void *src)
 USHMEMI_DEV_COPY_FN void ushmemi_dev_copy_group(void *dst, const void *src, size_t n,
                                                 unsigned rank, unsigned size)
 {
+    /* What the paths derive from the length (word counts, head, bounds) is
+     * worked out at each call: hoisted out of a user's loop of the same
+     * call, it stayed alive for the whole loop, every path's at once (90
+     * registers for a thread's loop of gets of one message). */
+    n = USHMEMI_DEV_COPY_FRESH(n);
     char *d = static_cast<char *>(dst);
     const char *s = static_cast<const char *>(src);
     uintptr_t skew = (uintptr_t)d ^ (uintptr_t)s;

@@ -261,10 +261,14 @@ USHMEM_DEVICE_FN void ushmemi_dev_group_sync(unsigned scope)
     (void)scope;
 }
 #define USHMEMI_DEV_COPY_FN __host__ __device__ static inline
-/* Out of line: see ushmemi_dev_copy_general. `unused`: a static function
- * that is not inline draws "declared but never referenced" in a program
- * that never calls it. */
-#define USHMEMI_DEV_COPY_COLD_FN __host__ __device__ static __noinline__ __attribute__((unused))
+__host__ __device__ static inline size_t ushmemi_dev_copy_fresh(size_t n)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("" : "+l"(n));
+#endif
+    return n;
+}
+#define USHMEMI_DEV_COPY_FRESH(n) ushmemi_dev_copy_fresh(n)
 typedef int4 ushmemi_dev_word16;
 #if defined(__CUDA_ARCH__)
 #define USHMEMI_DEV_UNROLL _Pragma("unroll")

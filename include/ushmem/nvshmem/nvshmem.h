@@ -58,7 +58,7 @@
 /* ---- Qualifiers ---- */
 #if defined(__CUDACC__)
 #define USHMEMI_NV_HD static inline __host__ __device__
-#define USHMEMI_NV_DEV static inline __device__
+#define USHMEMI_NV_DEV static __forceinline__ __device__
 #else
 #define USHMEMI_NV_HD static inline
 #endif
@@ -428,12 +428,14 @@ USHMEMI_NV_HOST void nvshmem_free(void *ptr)
     shmem_free(ptr);
 }
 
+/* On the host, as NVSHMEM's: the address a kernel uses (for a heap in GPU
+ * memory the CPU cannot use it). */
 USHMEMI_NV_HD void *nvshmem_ptr(const void *ptr, int pe)
 {
 #if USHMEMI_NV_ON_DEVICE
     return ushmem_ptr(ptr, pe);
 #else
-    return shmem_ptr(ptr, pe);
+    return shmemx_ptr_device(ptr, pe);
 #endif
 }
 
@@ -788,49 +790,32 @@ struct ushmemi_nv_maxloc {
     }
 };
 
-/* The collectives out of line: a kernel that calls several in a loop keeps
- * none of one's state alive through the others (each inlined, seven of
- * them in one loop needed 124 registers; a kernel of 1024 threads has 64). */
-template <unsigned SCOPE>
-static __forceinline__ __device__ void ushmemi_nv_alltoall_out(void *dest, const void *src,
-                                                            size_t nbytes)
-{
-    ushmemi_dev_alltoall(dest, src, nbytes, SCOPE);
-}
-
-template <unsigned SCOPE>
-static __forceinline__ __device__ void ushmemi_nv_broadcast_out(void *dest, const void *src,
-                                                             size_t nbytes, int root)
-{
-    ushmemi_dev_broadcast(dest, src, nbytes, root, SCOPE);
-}
-
-template <unsigned SCOPE>
-static __forceinline__ __device__ void ushmemi_nv_fcollect_out(void *dest, const void *src,
-                                                            size_t nbytes)
-{
-    ushmemi_dev_fcollect(dest, src, nbytes, SCOPE);
-}
-#define ushmemi_nv_alltoall(dest, src, nbytes, SCOPE)                                      \
-    ushmemi_nv_alltoall_out<SCOPE>(dest, src, nbytes)
-#define ushmemi_nv_broadcast(dest, src, nbytes, root, SCOPE)                               \
-    ushmemi_nv_broadcast_out<SCOPE>(dest, src, nbytes, root)
-#define ushmemi_nv_fcollect(dest, src, nbytes, SCOPE)                                      \
-    ushmemi_nv_fcollect_out<SCOPE>(dest, src, nbytes)
-
 /* Element i of PE pe's source through the proxy (pe's heap not mapped for
- * RMA), and the group's barrier: out of line, so that a reduction's loop
- * keeps few registers (a kernel of 1024 threads has 64 each). */
-template <typename T>
-static __noinline__ __device__ T ushmemi_nv_read_far(const T *src, size_t i, int pe)
+ * RMA; the element lies in the heap, so the 8-byte words around it do
+ * too), and the group's barrier. Inline: a function of its own costs every
+ * kernel built with relocatable device code (-rdc, as NVSHMEM programs are)
+ * the registers ptxas gives such functions, more than a block of 1024
+ * threads has. */
+template <typename T> USHMEMI_NV_DEV T ushmemi_nv_read_far(const T *src, size_t i, int pe)
 {
+    /* Each 8-byte word the element touches, as an atomic fetch (the road of
+     * fetching atomics: the value travels back in the ring), the element's
+     * bytes cut out of them: a get into a thread's own memory inlines far
+     * more code, and every register it takes counts in the kernel's
+     * budget whether or not this road is ever taken. */
+    uintptr_t at = (uintptr_t)(src + i), first = at & ~(uintptr_t)7;
+    unsigned char bytes[16 + 8];
     T v;
-    ushmemi_dev_get(&v, src + i, sizeof(T), pe, 0, USHMEMI_DEV_THREAD);
+    for (uintptr_t w = first; w < at + sizeof(T); w += 8) {
+        uint64_t word = ushmemi_dev_amo((void *)w, pe, USHMEM_DEVICE_CLASS_RMA,
+                                        USHMEM_RING_AMO_FETCH, USHMEM_RING_AMO_UINT64, 8, 0, 0, 1);
+        memcpy(bytes + (w - first), &word, 8);
+    }
+    memcpy(&v, bytes + (at - first), sizeof(T));
     return v;
 }
 
-__attribute__((unused)) static __noinline__ __device__ void
-ushmemi_nv_group_barrier(ushmemi_dev_scope scope)
+USHMEMI_NV_DEV void ushmemi_nv_group_barrier(ushmemi_dev_scope scope)
 {
     ushmemi_dev_group_barrier(scope, 1);
 }
@@ -840,21 +825,67 @@ ushmemi_nv_group_barrier(ushmemi_dev_scope scope)
  * taken in order so that every PE computes the same bits; offset is 0 for
  * reduce and my_pe * nreduce for reducescatter (`scatter`). A barrier
  * before (every source is written) and after (no source changes while a
- * peer reads it). Each thread keeps its own elements: PE by PE into dest
- * when dest is apart from the source, so that a PE's heap address is
- * worked out once; where dest is the source itself, a round of elements at
- * a time in registers, the group meeting before it writes them. */
+ * peer reads it). Where every PE's heap is mapped, each thread takes
+ * USHMEMI_NV_RED_UNROLL elements a round, loading each PE's at once (a
+ * peer's load takes a microsecond) and combining them in registers;
+ * otherwise (some PE through the proxy) one element at a time, each PE's
+ * by a load or a get. Where dest is the source itself, the group meets
+ * after reading a round and before writing it. The two forms are apart so
+ * that the gets' code does not add to the registers of the loads' (a block
+ * of 1024 threads has 64 a thread). */
+#define USHMEMI_NV_RED_UNROLL 4
 template <typename OP, typename T>
-USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *source,
-                                     size_t nreduce, int scatter)
+USHMEMI_NV_DEV void ushmemi_nv_reduce_mapped(const struct ushmem_device_state *s,
+                                             ushmemi_dev_scope scope, T *dest, const T *own,
+                                             size_t nreduce, int overlap)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
-    unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
-    const T *own = source + (scatter ? (size_t)s->my_pe * nreduce : 0);
-    int overlap = (const void *)dest < (const void *)(own + nreduce) &&
-                  (const void *)own < (const void *)(dest + nreduce);
+    const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
+    const int U = USHMEMI_NV_RED_UNROLL;
 
-    ushmemi_nv_group_barrier(scope);
+    if (!overlap) {
+        /* PE by PE into dest, U elements of each thread loaded at once. */
+        for (int pe = 0; pe < s->n_pes; pe++) {
+            const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
+            for (size_t base = 0; base < nreduce; base += (size_t)size * U) {
+                T v[U], d[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    size_t i = base + rank + (size_t)u * size;
+                    v[u] = i < nreduce ? p[i] : T();
+                    d[u] = i < nreduce && pe > 0 ? dest[i] : T();
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    size_t i = base + rank + (size_t)u * size;
+                    if (i < nreduce)
+                        dest[i] = pe == 0 ? v[u] : OP::apply(d[u], v[u]);
+                }
+            }
+        }
+        return;
+    }
+    for (size_t base = 0; base < nreduce; base += size) {
+        size_t i = base + rank;
+        T acc = T();
+        for (int pe = 0; pe < s->n_pes && i < nreduce; pe++) {
+            const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
+            acc = pe == 0 ? p[i] : OP::apply(acc, p[i]);
+        }
+        ushmemi_nv_group_barrier(scope);
+        if (i < nreduce)
+            dest[i] = acc;
+    }
+}
+
+/* Some PE through the proxy: PE by PE into dest (each PE's road worked out
+ * once), or, where dest is the source, a round of one element a thread. */
+template <typename OP, typename T>
+USHMEMI_NV_DEV void ushmemi_nv_reduce_any(const struct ushmem_device_state *s,
+                                          ushmemi_dev_scope scope, T *dest, const T *own,
+                                          size_t nreduce, int overlap)
+{
+    const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
+
     if (!overlap) {
         for (int pe = 0; pe < s->n_pes; pe++) {
             const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
@@ -863,20 +894,39 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
                 dest[i] = pe == 0 ? v : OP::apply(dest[i], v);
             }
         }
-    } else {
-        for (size_t base = 0; base < nreduce; base += size) {
-            size_t i = base + rank;
-            T acc = T();
-            for (int pe = 0; pe < s->n_pes && i < nreduce; pe++) {
-                const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
-                T v = p != NULL ? p[i] : ushmemi_nv_read_far(own, i, pe);
-                acc = pe == 0 ? v : OP::apply(acc, v);
-            }
-            ushmemi_nv_group_barrier(scope);
-            if (i < nreduce)
-                dest[i] = acc;
-        }
+        return;
     }
+    for (size_t base = 0; base < nreduce; base += size) {
+        size_t i = base + rank;
+        T acc = T();
+        for (int pe = 0; pe < s->n_pes && i < nreduce; pe++) {
+            const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
+            T v = p != NULL ? p[i] : ushmemi_nv_read_far(own, i, pe);
+            acc = pe == 0 ? v : OP::apply(acc, v);
+        }
+        ushmemi_nv_group_barrier(scope);
+        if (i < nreduce)
+            dest[i] = acc;
+    }
+}
+
+template <typename OP, typename T>
+USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *source,
+                                     size_t nreduce, int scatter)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const T *own = source + (scatter ? (size_t)s->my_pe * nreduce : 0);
+    const int overlap = (const void *)dest < (const void *)(own + nreduce) &&
+                        (const void *)own < (const void *)(dest + nreduce);
+    int mapped = 1;
+
+    for (int pe = 0; pe < s->n_pes && mapped; pe++)
+        mapped = ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA) != NULL;
+    ushmemi_nv_group_barrier(scope);
+    if (mapped)
+        ushmemi_nv_reduce_mapped<OP, T>(s, scope, dest, own, nreduce, overlap);
+    else
+        ushmemi_nv_reduce_any<OP, T>(s, scope, dest, own, nreduce, overlap);
     ushmemi_nv_group_barrier(scope);
     return 0;
 }
@@ -1785,7 +1835,7 @@ USHMEMI_NV_HD int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const voi
 {
 #if USHMEMI_NV_ON_DEVICE
     ushmemi_nv_world_only(team, "nvshmem_alltoallmem");
-    ushmemi_nv_alltoall(dest, src, nbytes, USHMEMI_DEV_THREAD);
+    ushmemi_dev_alltoall(dest, src, nbytes, USHMEMI_DEV_THREAD);
     return 0;
 #else
     return shmem_alltoallmem(ushmemi_nv_team(team), dest, src, nbytes);
@@ -1797,7 +1847,7 @@ USHMEMI_NV_HD int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const vo
 {
 #if USHMEMI_NV_ON_DEVICE
     ushmemi_nv_world_only(team, "nvshmem_broadcastmem");
-    ushmemi_nv_broadcast(dest, src, nbytes, pe_root, USHMEMI_DEV_THREAD);
+    ushmemi_dev_broadcast(dest, src, nbytes, pe_root, USHMEMI_DEV_THREAD);
     return 0;
 #else
     return shmem_broadcastmem(ushmemi_nv_team(team), dest, src, nbytes, pe_root);
@@ -1809,7 +1859,7 @@ USHMEMI_NV_HD int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const voi
 {
 #if USHMEMI_NV_ON_DEVICE
     ushmemi_nv_world_only(team, "nvshmem_fcollectmem");
-    ushmemi_nv_fcollect(dest, src, nbytes, USHMEMI_DEV_THREAD);
+    ushmemi_dev_fcollect(dest, src, nbytes, USHMEMI_DEV_THREAD);
     return 0;
 #else
     return shmem_fcollectmem(ushmemi_nv_team(team), dest, src, nbytes);
@@ -1841,7 +1891,7 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_COLL_TYPED)
                                                     const void *src, size_t nbytes)        \
     {                                                                                      \
         ushmemi_nv_world_only(team, "nvshmemx_alltoallmem" #SUFFIX);                       \
-        ushmemi_nv_alltoall(dest, src, nbytes, SCOPE);                                     \
+        ushmemi_dev_alltoall(dest, src, nbytes, SCOPE);                                     \
         return 0;                                                                          \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_broadcastmem##SUFFIX(nvshmem_team_t team, void *dest,      \
@@ -1849,14 +1899,14 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_COLL_TYPED)
                                                      int pe_root)                          \
     {                                                                                      \
         ushmemi_nv_world_only(team, "nvshmemx_broadcastmem" #SUFFIX);                      \
-        ushmemi_nv_broadcast(dest, src, nbytes, pe_root, SCOPE);                           \
+        ushmemi_dev_broadcast(dest, src, nbytes, pe_root, SCOPE);                           \
         return 0;                                                                          \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_fcollectmem##SUFFIX(nvshmem_team_t team, void *dest,       \
                                                     const void *src, size_t nbytes)        \
     {                                                                                      \
         ushmemi_nv_world_only(team, "nvshmemx_fcollectmem" #SUFFIX);                       \
-        ushmemi_nv_fcollect(dest, src, nbytes, SCOPE);                                     \
+        ushmemi_dev_fcollect(dest, src, nbytes, SCOPE);                                     \
         return 0;                                                                          \
     }
 USHMEMI_NV_GROUP_SCOPES(USHMEMI_NV_COLL_GROUP)
@@ -2232,7 +2282,7 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_STREAM_COLL_TYPED)
 #undef USHMEMI_NV_STREAM_COLL_TYPED
 
 /* Reductions and reduce-scatters on a stream: ushmem's, by OpenSHMEM type
- * set (16-bit floats have none: they fail to compile). */
+ * set. */
 #define USHMEMI_NV_STREAM_RED(NAME, T, OPNAME)                                             \
     USHMEMI_NV_HOST int nvshmemx_##NAME##_##OPNAME##_reduce_on_stream(                     \
         nvshmem_team_t team, T *dest, const T *source, size_t nreduce, cudaStream_t stream) \
@@ -2259,6 +2309,33 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_STREAM_COLL_TYPED)
 USHMEMI_NV_RED_BIT_TYPES(USHMEMI_NV_STREAM_RED_BIT)
 USHMEMI_NV_RED_BIT_TYPES(USHMEMI_NV_STREAM_RED_ARITH)
 USHMEMI_NV_RED_PLAIN_ARITH_TYPES(USHMEMI_NV_STREAM_RED_ARITH)
+/* 16-bit floats: ushmem's stream reductions have no such kernels; the call
+ * ends the job in one sentence naming it (a program may name it in a
+ * branch it never takes, as NVSHMEM's perftests do for each type). */
+#define USHMEMI_NV_STREAM_RED_NONE(NAME, T, OPNAME, KIND)                                  \
+    USHMEMI_NV_HOST int nvshmemx_##NAME##_##OPNAME##_##KIND##_on_stream(                   \
+        nvshmem_team_t team, T *dest, const T *source, size_t nreduce, cudaStream_t stream) \
+    {                                                                                      \
+        (void)team, (void)dest, (void)source, (void)nreduce, (void)stream;                 \
+        fprintf(stderr, "ushmem: PE %d: nvshmemx_" #NAME "_" #OPNAME "_" #KIND "_on_stream: " \
+                        "stream-ordered reductions of 16-bit floats are not offered; reduce " \
+                        "them in a kernel (nvshmemx_" #NAME "_" #OPNAME "_" #KIND "_block)\n", \
+                shmem_my_pe());                                                            \
+        shmem_global_exit(1);                                                              \
+        return -1;                                                                         \
+    }
+#define USHMEMI_NV_STREAM_RED_HALF(NAME, T)                                                \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, sum, reduce)                                       \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, prod, reduce)                                      \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, min, reduce)                                       \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, max, reduce)                                       \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, sum, reducescatter)                                \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, prod, reducescatter)                               \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, min, reducescatter)                                \
+    USHMEMI_NV_STREAM_RED_NONE(NAME, T, max, reducescatter)
+USHMEMI_NV_HALF_TYPES(USHMEMI_NV_STREAM_RED_HALF)
+#undef USHMEMI_NV_STREAM_RED_HALF
+#undef USHMEMI_NV_STREAM_RED_NONE
 #undef USHMEMI_NV_STREAM_RED_ARITH
 #undef USHMEMI_NV_STREAM_RED_BIT
 #undef USHMEMI_NV_STREAM_RED

@@ -71,7 +71,8 @@ __global__ void thread_ops(uint8_t *b, int *w, double *d, half *h, __nv_bfloat16
         nvshmemx_signal_op(sig, 1, NVSHMEM_SIGNAL_ADD, pe);
 }
 
-/* One collective per kernel, each made by block 0 while the grid waits
+/* One collective per kernel, each made by block 0 (or its first warp, for
+ * the warp forms: one group per PE calls a collective) while the grid waits
  * for it (a grid sync: every block must be resident), as NVSHMEM's
  * perftests shape them: alltoall, the reductions of int, double and half,
  * a reduce-scatter, fcollect and broadcast, into ib, db and hb for the host
@@ -84,24 +85,31 @@ struct coll_args {
     int n;
 };
 
-#define COLL_KERNEL(NAME, CALL)                                                            \
+/* THREADS: the threads of block 0 that call (the block, or its first warp). */
+#define COLL_KERNEL(NAME, THREADS, CALL)                                                   \
     __global__ void NAME(coll_args a)                                                      \
     {                                                                                      \
         int npes_ = nvshmem_n_pes(), n = a.n;                                              \
         (void)npes_;                                                                       \
-        if (blockIdx.x == 0)                                                               \
+        if (blockIdx.x == 0 && threadIdx.x < (THREADS))                                    \
             CALL;                                                                          \
         cooperative_groups::this_grid().sync();                                            \
     }
-COLL_KERNEL(coll_alltoall, nvshmemx_int_alltoall_block(NVSHMEM_TEAM_WORLD, a.ib, a.ia, n))
-COLL_KERNEL(coll_sum, nvshmemx_int_sum_reduce_block(NVSHMEM_TEAM_WORLD, a.ib + n * npes_, a.ia, n))
-COLL_KERNEL(coll_max, nvshmemx_double_max_reduce_block(NVSHMEM_TEAM_WORLD, a.db, a.da, n))
-COLL_KERNEL(coll_half, nvshmemx_half_sum_reduce_warp(NVSHMEM_TEAM_WORLD, a.hb, a.ha, n))
-COLL_KERNEL(coll_rs, nvshmemx_int_sum_reducescatter_block(NVSHMEM_TEAM_WORLD,
-                                                          a.ib + n * (npes_ + 1), a.ia, n))
-COLL_KERNEL(coll_fcollect, nvshmemx_double_fcollect_block(NVSHMEM_TEAM_WORLD, a.db + n, a.da, n))
-COLL_KERNEL(coll_bcast, nvshmemx_int_broadcast_warp(NVSHMEM_TEAM_WORLD, a.ib + n * (npes_ + 2),
-                                                    a.ia, n, npes_ - 1))
+COLL_KERNEL(coll_alltoall, blockDim.x,
+            nvshmemx_int_alltoall_block(NVSHMEM_TEAM_WORLD, a.ib, a.ia, n))
+COLL_KERNEL(coll_sum, blockDim.x,
+            nvshmemx_int_sum_reduce_block(NVSHMEM_TEAM_WORLD, a.ib + n * npes_, a.ia, n))
+COLL_KERNEL(coll_max, blockDim.x,
+            nvshmemx_double_max_reduce_block(NVSHMEM_TEAM_WORLD, a.db, a.da, n))
+COLL_KERNEL(coll_half, 32, nvshmemx_half_sum_reduce_warp(NVSHMEM_TEAM_WORLD, a.hb, a.ha, n))
+COLL_KERNEL(coll_rs, blockDim.x,
+            nvshmemx_int_sum_reducescatter_block(NVSHMEM_TEAM_WORLD, a.ib + n * (npes_ + 1), a.ia,
+                                                 n))
+COLL_KERNEL(coll_fcollect, blockDim.x,
+            nvshmemx_double_fcollect_block(NVSHMEM_TEAM_WORLD, a.db + n, a.da, n))
+COLL_KERNEL(coll_bcast, 32,
+            nvshmemx_int_broadcast_warp(NVSHMEM_TEAM_WORLD, a.ib + n * (npes_ + 2), a.ia, n,
+                                        npes_ - 1))
 
 /* One block meets the other PEs, the grid waits for it. */
 __global__ void barrier_loop(int rounds)
@@ -140,6 +148,7 @@ int main(void)
         host[i] = me * 1e7 + (double)i;
     CUDA_CHECK(cudaMemcpy(src, host.data(), total * sizeof(double), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(dst, 0, total * sizeof(double)));
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the memset is done before any peer's put */
     nvshmem_barrier_all();
     put_block_loop<<<blocks, 1024, 0, s>>>(dst, src, chunk, 5, right);
     CUDA_CHECK(cudaGetLastError());
@@ -157,6 +166,7 @@ int main(void)
     for (size_t i = 0; i < ih.size(); i++)
         ih[i] = me * 100000 + (int)i;
     CUDA_CHECK(cudaMemcpy(isrc, ih.data(), ih.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize()); /* a pageable copy may return before it lands */
     nvshmem_barrier_all();
     get_warp_loop<<<8, 1024, 0, s>>>(idst, isrc, 64, 3, right);
     CUDA_CHECK(cudaGetLastError());
@@ -224,6 +234,7 @@ int main(void)
     CUDA_CHECK(cudaMemcpy(ia, iah.data(), iah.size() * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(da, dah.data(), n * sizeof(double), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(ha, hah.data(), n * sizeof(half), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
     nvshmem_barrier_all();
     coll_args ca = {ia, ib, da, db, ha, hb, n};
     void *args[] = {&ca};

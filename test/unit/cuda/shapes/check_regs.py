@@ -4,7 +4,9 @@
   check_regs.py [--max N] [--show K] -- COMPILER ARGS...
 
 Runs the compiler command (which must compile the kernels with
--Xptxas -v), reads ptxas's "Used N registers" line of each entry function,
+-Xptxas -v, or link relocatable device code with -Xnvlink -v), reads
+ptxas's "Used N registers" line of each entry function (nvlink's "used N
+registers" after the link, where calls between functions count),
 prints the K kernels that need the most, and exits 1 naming every kernel
 over N registers (default 64: a block of 1024 threads gets at most
 65536 / 1024 registers a thread, and a kernel that needs more fails to
@@ -16,8 +18,8 @@ import subprocess
 import sys
 import time
 
-ENTRY = re.compile(r"Compiling entry function '([^']+)'")
-USED = re.compile(r'Used (\d+) registers')
+ENTRY = re.compile(r"Compiling entry function '([^']+)'|nvlink info +: Function properties for '([^']+)'")
+USED = re.compile(r'[Uu]sed (\d+) registers')
 SPILL = re.compile(r'(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads')
 
 
@@ -36,7 +38,7 @@ def parse(text):
     for line in text.splitlines():
         m = ENTRY.search(line)
         if m:
-            cur, frame = demangle(m.group(1)), (0, 0)
+            cur, frame = demangle(m.group(1) or m.group(2)), (0, 0)
             continue
         m = SPILL.search(line)
         if m and cur is not None and cur not in kernels:
@@ -81,7 +83,7 @@ def main(argv):
     kernels = parse(proc.stdout)
     if not kernels:
         print(proc.stdout)
-        print('FAIL: no "Used N registers" line: was -Xptxas -v passed?')
+        print('FAIL: no "Used N registers" line: was -Xptxas -v (or -Xnvlink -v) passed?')
         return 1
     ranked = sorted(kernels.items(), key=lambda kv: (-kv[1][0], kv[0]))
     print('%d kernels compiled in %.1f s; budget %d registers (65536 per SM / 1024 threads)'
