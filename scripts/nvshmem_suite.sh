@@ -15,7 +15,7 @@
 # written to its folder or to this repository; the build goes to OUT_DIR.
 #
 # Usage: [BUILD_DIR=build-gpu] [NPES=2] [ITERS=20] [PROGRAMS="regex"]
-#        [SUITE_PARTS=build,run] [JOBS=n] [RUN_TIMEOUT=s]
+#        [SUITE_PARTS=build,run|score] [JOBS=n] [RUN_TIMEOUT=s]
 #        scripts/nvshmem_suite.sh NVSHMEM_SRC [OUT_DIR]
 #   OUT_DIR defaults to $BUILD_DIR/nvshmem-suite. The per-point results are
 #   in OUT_DIR/points.csv, each run's output in OUT_DIR/runs/.
@@ -113,8 +113,10 @@ if want build; then
         echo "nvshmem_suite: some ushmem builds failed: see $out/ushmem/make.log"
     if [ $have_nv = 1 ]; then
         mpi_inc=$(mpicc --showme:incdirs | sed 's/^/-I/; s/ / -I/g')
-        write_makefile nvshmem "$out/nvshmem" "-I$nv/include $mpi_inc -DNVSHMEMTEST_MPI_SUPPORT" \
-            "-I$nv/include $mpi_inc -DNVSHMEMTEST_MPI_SUPPORT" \
+        # The programs reach MPI through dlopen (utils.cu): no C++ bindings.
+        mpi_defs="-DNVSHMEMTEST_MPI_SUPPORT -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX"
+        write_makefile nvshmem "$out/nvshmem" "-I$nv/include $mpi_inc $mpi_defs" \
+            "-I$nv/include $mpi_inc $mpi_defs" \
             "-L$nv/lib $nv_host -lnvshmem_device -lcuda -Xlinker -rpath=$nv/lib"
         (cd "$out/nvshmem" && make -k -j"$jobs" all >make.log 2>&1) ||
             echo "nvshmem_suite: some NVSHMEM builds failed: see $out/nvshmem/make.log"
@@ -122,7 +124,8 @@ if want build; then
     echo "nvshmem_suite: built in $((SECONDS - t0)) s"
 fi
 
-want run || exit 0
+# "score" alone compares the outputs an earlier run left in OUT_DIR/runs.
+want run || want score || exit 0
 
 # ---- run ----
 # An .args line with its iteration counts capped at ITERS (warm-up at a
@@ -188,18 +191,23 @@ for p in "${programs[@]}"; do
         args=$(printf '%s\n' "$line" | cut_args)
         tag=${b}_$n
         u_rc=- v_rc=-
-        if [ -x "$out/ushmem/$b" ]; then
-            run_one ushmem "$out/ushmem/$b" "$args" "$out/runs/${tag}_ushmem.txt"
+        if ! want run; then # scoring only: a run that printed no point failed
+            grep -qa '^&&&& PERF' "$out/runs/${tag}_ushmem.txt" 2>/dev/null && u_rc=0 || u_rc="(no points)"
+            grep -qa '^&&&& PERF' "$out/runs/${tag}_nvshmem.txt" 2>/dev/null && v_rc=0 || v_rc="(no points)"
+        fi
+        if want run && [ -x "$out/ushmem/$b" ]; then
+            run_one ushmem "$out/ushmem/$b" "$args" "$out/runs/${tag}_ushmem.txt" </dev/null
             u_rc=$?
         fi
-        if [ $have_nv = 1 ] && [ -x "$out/nvshmem/$b" ]; then
-            run_one nvshmem "$out/nvshmem/$b" "$args" "$out/runs/${tag}_nvshmem.txt"
+        if want run && [ $have_nv = 1 ] && [ -x "$out/nvshmem/$b" ]; then
+            run_one nvshmem "$out/nvshmem/$b" "$args" "$out/runs/${tag}_nvshmem.txt" </dev/null
             v_rc=$?
         fi
+        # Each library's points, tagged by their source: either list may be
+        # empty (a run that failed).
         row=$(awk -v prog="$b" -v args="$args" -v points="$points" '
-            FNR == 1 { file++ }
-            file == 1 { u[$1] = $2; unit[$1] = $3; next }
-            { v[$1] = $2 }
+            $1 == "U" { u[$2] = $3; unit[$2] = $4; next }
+            $1 == "V" { v[$2] = $3 }
             END {
                 n = 0; logsum = 0; worst = ""; wr = 1e300
                 for (k in u) {
@@ -215,8 +223,8 @@ for p in "${programs[@]}"; do
                 if (n == 0) { print "0 - - -"; exit }
                 sub(/^.*___size__/, "size ", worst)
                 printf "%d %.3f %.3f %s\n", n, exp(logsum / n), wr, worst
-            }' <(perf_lines "$out/runs/${tag}_ushmem.txt" 2>/dev/null) \
-               <(perf_lines "$out/runs/${tag}_nvshmem.txt" 2>/dev/null))
+            }' <(perf_lines "$out/runs/${tag}_ushmem.txt" 2>/dev/null | sed 's/^/U /'
+                 perf_lines "$out/runs/${tag}_nvshmem.txt" 2>/dev/null | sed 's/^/V /'))
         read -r npts gmean worst wpoint <<<"$row"
         status=ok
         [ "$u_rc" = 0 ] || status="ushmem exit $u_rc"
