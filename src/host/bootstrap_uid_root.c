@@ -111,38 +111,15 @@ static bool header_ok(bool member, uint32_t type, uint32_t len)
  * (type, len, body), 0 when more must come, -1 when the connection closed
  * or failed (errno; 0 for a close), -2 when the header is not a message
  * this side takes. */
-static int conn_read(struct conn *c, bool member)
+/* Reads what has come of buf[*got .. len) without blocking: 1 once it is
+ * all there, 0 when the rest has not come yet, -1 when the connection
+ * closed (errno 0) or failed (errno). */
+static int read_some(int fd, uint8_t *buf, size_t *got, size_t len)
 {
-    int fd = atomic_load(&c->fd);
-    while (c->hdr_got < UID_HDR_LEN) {
-        ssize_t n = recv(fd, c->hdr + c->hdr_got, UID_HDR_LEN - c->hdr_got, 0);
+    while (*got < len) {
+        ssize_t n = recv(fd, buf + *got, len - *got, 0);
         if (n > 0) {
-            c->hdr_got += (size_t)n;
-            continue;
-        }
-        if (n == 0)
-            errno = 0;
-        else if (errno == EINTR)
-            continue;
-        else if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
-        return -1;
-    }
-    if (c->body == NULL) {
-        c->type = ushmemi_uid_get32(c->hdr);
-        c->len = ushmemi_uid_get32(c->hdr + 4);
-        if (!header_ok(member, c->type, c->len))
-            return -2;
-        c->body = malloc(c->len > 0 ? c->len : 1);
-        if (c->body == NULL) {
-            errno = ENOMEM;
-            return -1;
-        }
-    }
-    while (c->body_got < c->len) {
-        ssize_t n = recv(fd, c->body + c->body_got, c->len - c->body_got, 0);
-        if (n > 0) {
-            c->body_got += (size_t)n;
+            *got += (size_t)n;
             continue;
         }
         if (n == 0)
@@ -154,6 +131,26 @@ static int conn_read(struct conn *c, bool member)
         return -1;
     }
     return 1;
+}
+
+static int conn_read(struct conn *c, bool member)
+{
+    int fd = atomic_load(&c->fd);
+    int r = read_some(fd, c->hdr, &c->hdr_got, UID_HDR_LEN);
+    if (r <= 0)
+        return r;
+    if (c->body == NULL) {
+        c->type = ushmemi_uid_get32(c->hdr);
+        c->len = ushmemi_uid_get32(c->hdr + 4);
+        if (!header_ok(member, c->type, c->len))
+            return -2;
+        c->body = malloc(c->len > 0 ? c->len : 1);
+        if (c->body == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    return read_some(fd, c->body, &c->body_got, c->len);
 }
 
 /* A connection that did not prove the secret: dropped, said once at warn

@@ -932,7 +932,9 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
 }
 #endif /* __CUDACC__ */
 
-/* ---- Type lists: X(NAME, TYPE) ---- */
+/* ---- Type lists: X(NAME, TYPE) ----
+ * RMA: OpenSHMEM's standard RMA types (shmem_rma.h) but long double, as
+ * NVSHMEM has them, and its 16-bit floats. */
 #define USHMEMI_NV_PLAIN_RMA_TYPES(X)                                                      \
     X(float, float)                                                                        \
     X(double, double)                                                                      \
@@ -965,62 +967,15 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
 #endif
 #define USHMEMI_NV_RMA_TYPES(X) USHMEMI_NV_PLAIN_RMA_TYPES(X) USHMEMI_NV_HALF_TYPES(X)
 
-#define USHMEMI_NV_WAIT_TYPES(X)                                                           \
-    X(short, short)                                                                        \
-    X(int, int)                                                                            \
-    X(long, long)                                                                          \
-    X(longlong, long long)                                                                 \
-    X(ushort, unsigned short)                                                              \
-    X(uint, unsigned int)                                                                  \
-    X(ulong, unsigned long)                                                                \
-    X(ulonglong, unsigned long long)                                                       \
-    X(int32, int32_t)                                                                      \
-    X(int64, int64_t)                                                                      \
-    X(uint32, uint32_t)                                                                    \
-    X(uint64, uint64_t)                                                                    \
-    X(size, size_t)                                                                        \
-    X(ptrdiff, ptrdiff_t)
-
-#define USHMEMI_NV_AMO_STD_TYPES(X)                                                        \
-    X(int, int)                                                                            \
-    X(long, long)                                                                          \
-    X(longlong, long long)                                                                 \
-    X(uint, unsigned int)                                                                  \
-    X(ulong, unsigned long)                                                                \
-    X(ulonglong, unsigned long long)                                                       \
-    X(int32, int32_t)                                                                      \
-    X(int64, int64_t)                                                                      \
-    X(uint32, uint32_t)                                                                    \
-    X(uint64, uint64_t)                                                                    \
-    X(size, size_t)                                                                        \
-    X(ptrdiff, ptrdiff_t)
-#define USHMEMI_NV_AMO_EXT_TYPES(X) USHMEMI_NV_AMO_STD_TYPES(X) X(float, float) X(double, double)
-#define USHMEMI_NV_AMO_BIT_TYPES(X)                                                        \
-    X(uint, unsigned int)                                                                  \
-    X(ulong, unsigned long)                                                                \
-    X(ulonglong, unsigned long long)                                                       \
-    X(int32, int32_t)                                                                      \
-    X(int64, int64_t)                                                                      \
-    X(uint32, uint32_t)                                                                    \
-    X(uint64, uint64_t)
+/* Waits and atomics: the same type sets as OpenSHMEM's (shmem_rma.h). */
+#define USHMEMI_NV_WAIT_TYPES(X) USHMEMI_SYNC_OLD_TYPES(X) USHMEMI_SYNC_TYPES(X)
+#define USHMEMI_NV_AMO_STD_TYPES(X) USHMEMI_AMO_STD_TYPES(X)
+#define USHMEMI_NV_AMO_EXT_TYPES(X) USHMEMI_AMO_STD_TYPES(X) USHMEMI_AMO_EXT_TYPES(X)
+#define USHMEMI_NV_AMO_BIT_TYPES(X) USHMEMI_AMO_BIT_TYPES(X)
 
 /* Reductions: the bitwise types (and, or, xor, and the arithmetic ones
  * too), then the other arithmetic types (sum, prod, min, max). */
-#define USHMEMI_NV_RED_BIT_TYPES(X)                                                        \
-    X(uchar, unsigned char)                                                                \
-    X(ushort, unsigned short)                                                              \
-    X(uint, unsigned int)                                                                  \
-    X(ulong, unsigned long)                                                                \
-    X(ulonglong, unsigned long long)                                                       \
-    X(int8, int8_t)                                                                        \
-    X(int16, int16_t)                                                                      \
-    X(int32, int32_t)                                                                      \
-    X(int64, int64_t)                                                                      \
-    X(uint8, uint8_t)                                                                      \
-    X(uint16, uint16_t)                                                                    \
-    X(uint32, uint32_t)                                                                    \
-    X(uint64, uint64_t)                                                                    \
-    X(size, size_t)
+#define USHMEMI_NV_RED_BIT_TYPES(X) USHMEMI_COLL_BITWISE_TYPES(X)
 #define USHMEMI_NV_RED_PLAIN_ARITH_TYPES(X)                                                \
     X(char, char)                                                                          \
     X(schar, signed char)                                                                  \
