@@ -15,10 +15,12 @@
 # NPES       PEs (and ranks) per job, default 2.
 # QUICK=1    fewer sizes and iterations.
 # LAT_ITERS, LAT_REPS  dev_latency's iterations and runs (default 5) instead.
-# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, fabric, scopes
-#            to run (comma list); default all but get. ceiling: test/perf/cuda/
-#            nvlink_ceiling, what the link between GPUs 0 and 1 carries with
-#            no library (needs 2 GPUs); proxy: ushmem's put bandwidth and
+# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, fabric, scopes,
+#            a2a_parts to run (comma list); default all but get and
+#            a2a_parts (alltoallmem_on_stream from 64 B to 4 MiB beside its
+#            pieces, dev_alltoall --parts). ceiling: test/perf/cuda/
+#            nvlink_ceiling, what the link between GPUs 0 and 1 carries
+#            with no library (needs 2 GPUs); proxy: ushmem's put bandwidth and
 #            latencies with USHMEM_DEVICE_ROUTE=proxy, against its direct road;
 #            fabric: the same over libfabric with the heap registered as GPU
 #            memory (USHMEM_IPC=0, FI_PROVIDER=shm, FI_HMEM), when the
@@ -149,7 +151,7 @@ fi
 progs=()
 { want put || want get || want proxy || want fabric || want scopes || want sycl; } && progs+=(dev_put_bw)
 { want latency || want proxy || want fabric || want sycl; } && progs+=(dev_latency)
-want alltoall && progs+=(dev_alltoall)
+{ want alltoall || want a2a_parts; } && progs+=(dev_alltoall)
 
 build_ushmem() {
     local p=$1 src=test/perf/cuda/$1.cu exe=$bin/$1_ushmem log=$out/build_$1_ushmem.log
@@ -279,6 +281,10 @@ want alltoall && bench dev_alltoall dev_alltoall 150 3G 3221225472 \
 # (no SM busy), NVSHMEM's own kernel.
 want alltoall && bench dev_alltoall dev_alltoall_stream 150 3G 3221225472 \
     --on-stream --min-size 64M --max-size 1G --iters 10 --warmup 2
+# Part a2a_parts: the small sizes of the same call, with its pieces (two
+# barriers on the stream, the puts on the stream) timed alone beside it.
+want a2a_parts && bench dev_alltoall dev_alltoall_stream_parts 90 1G 1073741824 \
+    --on-stream --parts --min-size 64 --max-size 4M --iters 20 --warmup 5
 # SYCL kernels beside ushmem's CUDA kernels of the same shape (32 work-groups
 # or blocks of 1024 putting with the group's call; the p ping-pong), same
 # run; the CUDA ones are run here unless the put and latency parts ran them.

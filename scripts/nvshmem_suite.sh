@@ -16,7 +16,9 @@
 #
 # Usage: [BUILD_DIR=build-gpu] [NPES=2] [ITERS=20] [PROGRAMS="regex"]
 #        [SUITE_PARTS=build,run|score] [JOBS=n] [RUN_TIMEOUT=s]
-#        scripts/nvshmem_suite.sh NVSHMEM_SRC [OUT_DIR]
+#        [USHMEM_NVCCFLAGS="flags"] scripts/nvshmem_suite.sh NVSHMEM_SRC [OUT_DIR]
+#   USHMEM_NVCCFLAGS: more flags for the ushmem builds only, to measure a
+#   what-if (e.g. -DUSHMEMI_DEV_G_CACHED, see include/ushmem/device.h).
 #   OUT_DIR defaults to $BUILD_DIR/nvshmem-suite. The per-point results are
 #   in OUT_DIR/points.csv, each run's output in OUT_DIR/runs/.
 #   perftest/device/tile (tile-granular tensors, an NVSHMEM extension ushmem
@@ -108,7 +110,7 @@ if want build; then
         exit 1
     fi
     export OSHCC_INCDIR=$root/include OSHCC_LIBDIR=$ushmem_lib
-    write_makefile ushmem "$out/ushmem" "" "" "-lcuda"
+    write_makefile ushmem "$out/ushmem" "" "${USHMEM_NVCCFLAGS:-}" "-lcuda"
     (cd "$out/ushmem" && make -k -j"$jobs" all >make.log 2>&1) ||
         echo "nvshmem_suite: some ushmem builds failed: see $out/ushmem/make.log"
     if [ $have_nv = 1 ]; then

@@ -476,7 +476,16 @@ USHMEMI_DEV_MEM_SCOPES(USHMEMI_DEV_MEM)
 /* p and g are one volatile store or load on the direct road (the value is
  * never half written, and never cached); through the proxy they go through a
  * local copy of the value, which the request names as its local address.
- * They are blocking, so the copy outlives the request. */
+ * They are blocking, so the copy outlives the request. A program built with
+ * USHMEMI_DEV_G_CACHED gets a plain load instead, which the GPU's L1 may
+ * serve and the compiler may hoist out of a loop (NVSHMEM's g): a switch to
+ * measure what the volatile load costs, not a mode to ship (a loop that
+ * polls a flag with g would never see it change). */
+#if defined(USHMEMI_DEV_G_CACHED)
+#define USHMEMI_DEV_G_LOAD(T, addr) (*(const T *)(addr))
+#else
+#define USHMEMI_DEV_G_LOAD(T, addr) (*(const volatile T *)(addr))
+#endif
 #define USHMEMI_DEV_RMA_TYPED(T, NAME)                                                 \
     USHMEM_DEVICE_FN void ushmem_##NAME##_put(T *dest, const T *src, size_t nelems, int pe) \
     {                                                                                  \
@@ -510,7 +519,7 @@ USHMEMI_DEV_MEM_SCOPES(USHMEMI_DEV_MEM)
         uint64_t delta;                                                                \
         T value;                                                                       \
         if (ushmemi_dev_reach(ushmemi_dev_state(), pe, USHMEM_DEVICE_CLASS_RMA, &delta)) \
-            return *(const volatile T *)(uintptr_t)((uint64_t)(uintptr_t)src + delta); \
+            return USHMEMI_DEV_G_LOAD(T, (uintptr_t)((uint64_t)(uintptr_t)src + delta)); \
         ushmemi_dev_get(&value, src, sizeof(T), pe, 0, USHMEMI_DEV_THREAD);            \
         return value;                                                                  \
     }
@@ -639,19 +648,18 @@ USHMEM_DEVICE_FN void ushmemi_dev_signal_after_fence(uint64_t *dest, int pe, uns
  * it covers the group's writes the meeting showed this thread); through the
  * proxy, a fence first, which completes those writes before the request
  * leaves. */
-USHMEM_DEVICE_FN void ushmemi_dev_signal_release(uint64_t *dest, int pe, unsigned op,
-                                                 uint64_t value)
+USHMEM_DEVICE_FN void ushmemi_dev_signal_release(uint64_t *dest, int pe, unsigned cls,
+                                                 unsigned op, uint64_t value)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
-    void *target = ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_SIGNAL);
+    void *target = ushmemi_dev_mapped(s, dest, pe, cls);
 
     if (target != NULL) {
         ushmemi_dev_post_release64((uint64_t *)target, op, value);
         return;
     }
     ushmemi_dev_fence();
-    ushmemi_dev_amo(dest, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64, 8, value, 0,
-                    0);
+    ushmemi_dev_amo(dest, pe, cls, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
 }
 
 /* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
@@ -874,7 +882,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
         if (direct) {
             /* The group met after its stores, so the signal's release orders
              * all of them before it. */
-            ushmemi_dev_signal_release(sig_addr, pe, op, signal);
+            ushmemi_dev_signal_release(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal);
         } else {
             ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64,
                             8, signal, 0, 0);
@@ -1040,18 +1048,28 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
     uint64_t epoch = ushmemi_dev_own_load64(epoch_p) + 1;
     uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
     unsigned k = 0;
+    /* sync_all with every PE on the direct road orders the caller's stores
+     * by a release on each signal, no fence of its own; otherwise a fence
+     * or quiet first, and relaxed signals after it. */
+    const int fenced = complete || s->ring != NULL;
 
     if (complete)
         ushmem_quiet();
-    else
+    else if (fenced)
         ushmemi_dev_fence();
     if (s->n_pes <= USHMEMI_DEV_FLAT_BARRIER_PES) {
         unsigned spins = 0;
-        /* Every signal follows the fence or quiet above and carries
-         * nothing learnt since, so each is a relaxed store after it. */
-        for (int dist = 1; dist < s->n_pes; dist++)
-            ushmemi_dev_signal_after_fence(&flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
-                                           USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch);
+        /* Every signal carries nothing learnt since the fence or quiet
+         * above, so after one it is a relaxed store. */
+        for (int dist = 1; dist < s->n_pes; dist++) {
+            int to = (s->my_pe + dist) % s->n_pes;
+            if (fenced)
+                ushmemi_dev_signal_after_fence(&flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC,
+                                               USHMEM_RING_AMO_SET, epoch);
+            else
+                ushmemi_dev_signal_release(&flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC,
+                                           USHMEM_RING_AMO_SET, epoch);
+        }
         for (int pe = 0; pe < s->n_pes; pe++)
             while (pe != s->my_pe && ushmemi_dev_load64(&flags[pe]) < epoch)
                 ushmem_ring_backoff(&spins);
@@ -1064,12 +1082,12 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 
         /* The first signal follows the fence or quiet above; a later one
          * must carry what this PE learnt in the rounds before (release). */
-        if (k == 0)
+        if (k == 0 && fenced)
             ushmemi_dev_signal_after_fence(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC,
                                            USHMEM_RING_AMO_ADD, 1);
         else
-            ushmemi_dev_amo(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD,
-                            USHMEM_RING_AMO_UINT64, 8, 1, 0, 0);
+            ushmemi_dev_signal_release(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC,
+                                       USHMEM_RING_AMO_ADD, 1);
         while (ushmemi_dev_load64(&flags[k]) < epoch)
             ushmem_ring_backoff(&spins);
     }
@@ -1102,14 +1120,17 @@ USHMEM_DEVICE_FN void ushmem_sync_all(void)
 #endif
 }
 
-/* The end of a group collective: every thread's puts are complete (direct
- * stores made visible by each thread, proxied ones by the barrier's quiet)
- * and every PE has done its part; the group's barrier_all (complete) and
- * sync_all (the stores ordered only). */
+/* The end of a group collective: every thread's puts are complete and
+ * every PE has done its part; the group's barrier_all (complete) and
+ * sync_all (the stores ordered only). The group meets first, and the one
+ * thread that then enters the barrier fences or quiets for all: the fence
+ * is cumulative (it covers the writes the meeting showed that thread), and
+ * quiet waits for every proxied request handed out, as quiet_group. A fence
+ * in every thread before the meeting cost a block of 1024 threads 1024
+ * system fences per call (NVSHMEM's shmem sync_latency, block scope). */
 USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_group_barrier(ushmemi_dev_scope scope, int complete)
 {
-    ushmemi_dev_fence();
     ushmemi_dev_group_sync(scope);
     if (ushmemi_dev_group_rank(scope) == 0)
         ushmemi_dev_barrier(complete);

@@ -511,6 +511,17 @@ free_table:
     return status;
 }
 
+void ushmemi_device_api_quiet(void)
+{
+    if (ushmemi_g.proxy == NULL)
+        return;
+    struct ushmem_ring_header *ring = ushmemi_proxy_ring(ushmemi_g.proxy);
+    /* Tickets below tail were handed out; the ring's own completed counter
+     * passes each once the proxy has done it (ring.h). */
+    struct ushmem_ring_producer all = {ushmem_ring_load_acquire(&ring->tail), 0};
+    ushmem_ring_quiet_on(ring, NULL, &all);
+}
+
 void ushmemi_device_api_fini(void)
 {
     /* The proxy executes what was submitted before it stops, so it goes

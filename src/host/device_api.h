@@ -18,4 +18,10 @@ ushmem_status_t ushmemi_device_api_init(void);
  * and clears the state. Safe when init did not run or failed. */
 void ushmemi_device_api_fini(void);
 
+/* Waits until the proxy has done every request that device code handed it
+ * before the call (a kernel's puts, atomics and signals it did not quiet):
+ * the host's quiet, and so its barrier, completes them as it does the
+ * host's own. Nothing to do without a proxy. */
+void ushmemi_device_api_quiet(void);
+
 #endif

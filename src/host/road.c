@@ -18,6 +18,7 @@
 
 #include <ushmem/detail/ring.h>
 
+#include "device_api.h"
 #include "internal.h"
 
 /* Bounce buffers of the staged road move at most this much per step. */
@@ -344,6 +345,7 @@ void ushmemi_road_fence(const char *call)
 void ushmemi_road_quiet(const char *call)
 {
     ushmemi_host_copies_complete(call);
+    ushmemi_device_api_quiet();
     atomic_thread_fence(memory_order_seq_cst);
     if (ushmemi_g.fabric == NULL)
         return;

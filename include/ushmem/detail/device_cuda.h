@@ -105,15 +105,20 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_rmw64(uint64_t *p, unsigned op, uint64_t v
     }
 }
 /* A non-fetching add, and, or or xor is a one-way reduction (red): the
- * thread does not wait a round trip for an old value nobody reads. */
+ * thread does not wait a round trip for an old value nobody reads. Relaxed:
+ * OpenSHMEM orders atomics only at fence and quiet (as NVSHMEM's, whose
+ * non-fetching atomics are relaxed too); a release on each one made every
+ * red wait for the thread's earlier writes, 0.72 of NVSHMEM's
+ * shmem_atomic_bw. The library's own signals that must carry what came
+ * before use ushmemi_dev_post_release64 or follow a fence. */
 USHMEM_DEVICE_FN void ushmemi_dev_post32(uint32_t *p, unsigned op, uint32_t v)
 {
 #if defined(__CUDA_ARCH__)
     switch (op) {
-    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
-    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_ADD: asm volatile("red.relaxed.sys.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_AND: asm volatile("red.relaxed.sys.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_OR: asm volatile("red.relaxed.sys.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
+    case USHMEM_RING_AMO_XOR: asm volatile("red.relaxed.sys.xor.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); return;
     default: break;
     }
 #endif
@@ -124,10 +129,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_post64(uint64_t *p, unsigned op, uint64_t v)
 #if defined(__CUDA_ARCH__)
     unsigned long long x = v;
     switch (op) {
-    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
-    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_ADD: asm volatile("red.relaxed.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_AND: asm volatile("red.relaxed.sys.and.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_OR: asm volatile("red.relaxed.sys.or.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_XOR: asm volatile("red.relaxed.sys.xor.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
     default: break;
     }
 #endif
@@ -174,12 +179,17 @@ USHMEM_DEVICE_FN void ushmemi_dev_post_release64(uint64_t *p, unsigned op, uint6
 {
 #if defined(__CUDA_ARCH__)
     unsigned long long x = v;
-    if (op == USHMEM_RING_AMO_SET) {
-        asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory");
-        return;
+    switch (op) {
+    case USHMEM_RING_AMO_SET: asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_ADD: asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_AND: asm volatile("red.release.sys.and.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_OR: asm volatile("red.release.sys.or.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    case USHMEM_RING_AMO_XOR: asm volatile("red.release.sys.xor.b64 [%0], %1;" ::"l"(p), "l"(x) : "memory"); return;
+    default: break;
     }
 #endif
-    ushmemi_dev_post64(p, op, v); /* add, and, or, xor: red.release.sys */
+    ushmemi_dev_fence();
+    ushmemi_dev_post64(p, op, v);
 }
 /* Only this GPU reads and writes such a word, and the calls that use it are
  * ordered by the program (one thread, or kernels one after the other):

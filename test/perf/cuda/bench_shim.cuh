@@ -366,6 +366,28 @@ static inline void bench_alltoall_on_stream(void *dest, const void *src, size_t 
     }
 }
 
+/* The pieces of the host's on-stream alltoall, queued alone so that a
+ * benchmark can time each: a world barrier on the stream, and a put of
+ * nbytes to PE pe on the stream. */
+static inline void bench_barrier_all_on_stream(cudaStream_t stream)
+{
+#if defined(BENCH_NVSHMEM)
+    nvshmemx_barrier_all_on_stream(stream);
+#else
+    shmemx_barrier_all_on_stream((CUstream)stream);
+#endif
+}
+
+static inline void bench_putmem_on_stream(void *dest, const void *src, size_t nbytes, int pe,
+                                          cudaStream_t stream)
+{
+#if defined(BENCH_NVSHMEM)
+    nvshmemx_putmem_on_stream(dest, src, nbytes, pe, stream);
+#else
+    shmemx_putmem_on_stream(dest, src, nbytes, pe, (CUstream)stream);
+#endif
+}
+
 /* Completes the non-blocking operations of every thread of the block; all
  * threads call it. NVSHMEM's perftests have one thread quiet after a block
  * sync, which is what ushmemx_quiet_block does. */

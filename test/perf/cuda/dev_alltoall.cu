@@ -14,6 +14,10 @@
  * --on-stream runs the host's alltoallmem_on_stream instead of the kernel
  * (ushmem: copy-engine copies, its own share beside the others from 8 MiB
  * per pair; NVSHMEM: its own kernel), on one stream, timed the same way.
+ * --parts (with --on-stream) also times, per size, what ushmem's call is
+ * made of, each queued alone the same number of times: two
+ * barrier_all_on_stream (barriers_us) and one putmem_on_stream to each PE,
+ * this one included (puts_us); no data is checked in those loops.
  *
  * Sizes S are the bytes each PE sends in all (its send buffer, nccl-tests'
  * "size"), doubling from --min-size to --max-size. Before timing, each size
@@ -34,6 +38,7 @@ struct opts {
     long iters;
     long warmup;
     int on_stream;
+    int parts;
 };
 
 /* arrived counts blocks over all launches; launch `epoch` (from 1) is
@@ -101,6 +106,8 @@ static void usage(FILE *f)
             "  --iters N       timed alltoalls per size (default 20)\n"
             "  --warmup N      untimed alltoalls before them (default 5)\n"
             "  --on-stream     the host's alltoallmem_on_stream, no kernel of this program's\n"
+            "  --parts         with --on-stream: also time two barrier_all_on_stream and the\n"
+            "                  puts_on_stream alone (columns barriers_us, puts_us)\n"
             "The symmetric heap must hold 2 x max-size plus a little.\n");
 }
 
@@ -114,6 +121,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->iters = 20;
     o->warmup = 5;
     o->on_stream = 0;
+    o->parts = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int bad = 0;
@@ -141,6 +149,8 @@ static int parse(int argc, char **argv, struct opts *o)
             bad = bench_parse_count(v, &o->warmup) != 0;
         } else if (strcmp(argv[i], "--on-stream") == 0) {
             o->on_stream = 1;
+        } else if (strcmp(argv[i], "--parts") == 0) {
+            o->parts = 1;
         } else {
             bad = 1;
             v = argv[i];
@@ -150,6 +160,10 @@ static int parse(int argc, char **argv, struct opts *o)
             usage(stderr);
             return 2;
         }
+    }
+    if (o->parts && !o->on_stream) {
+        fprintf(stderr, "dev_alltoall: --parts needs --on-stream\n");
+        return 2;
     }
     if (o->min_size < 1 || o->min_size > o->max_size) {
         fprintf(stderr, "dev_alltoall: need 1 <= --min-size <= --max-size\n");
@@ -170,6 +184,40 @@ static void one_alltoall(const struct opts *o, dim3 grid, dim3 block, void **arg
     }
     (*epoch)++;
     bench_launch((const void *)alltoall_kernel, grid, block, args, stream, 1);
+}
+
+/* Microseconds per call of `part` (0: two barriers on the stream; 1: a put
+ * of chunk bytes to every PE on the stream), o->iters times after the
+ * warm-up, every PE at once. */
+static double time_part(const struct opts *o, int part, char *recv, const char *send,
+                        size_t chunk, int me, int npes, cudaStream_t stream, cudaEvent_t start,
+                        cudaEvent_t stop)
+{
+    float ms = 0;
+
+    for (long i = -o->warmup; i < o->iters; i++) {
+        if (i == 0) {
+            BENCH_CUDA(cudaStreamSynchronize(stream));
+            bench_barrier_all();
+            BENCH_CUDA(cudaEventRecord(start, stream));
+        }
+        if (part == 0) {
+            bench_barrier_all_on_stream(stream);
+            bench_barrier_all_on_stream(stream);
+        } else {
+            for (int k = 1; k <= npes; k++) {
+                int pe = (me + k) % npes;
+                bench_putmem_on_stream(recv + (size_t)me * chunk, send + (size_t)pe * chunk,
+                                       chunk, pe, stream);
+            }
+        }
+    }
+    BENCH_CUDA(cudaEventRecord(stop, stream));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    bench_barrier_all();
+    return (double)ms * 1e3 / (double)o->iters;
 }
 
 int main(int argc, char **argv)
@@ -210,7 +258,8 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("# %s,%s,%d\n", o.on_stream ? "dev_alltoall_stream" : "dev_alltoall", BENCH_IMPL,
                npes);
-        printf("size,busbw_gbs,algbw_gbs,time_us\n");
+        printf(o.parts ? "size,busbw_gbs,algbw_gbs,time_us,barriers_us,puts_us\n"
+                       : "size,busbw_gbs,algbw_gbs,time_us\n");
         if (o.on_stream)
             printf("# alltoallmem_on_stream from the host, one stream; %ld iterations after %ld "
                    "warm-up\n",
@@ -271,12 +320,21 @@ int main(int argc, char **argv)
         BENCH_CUDA(cudaGetLastError());
         BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
         bench_barrier_all();
+        double barriers_us = 0, puts_us = 0;
+        if (o.parts) {
+            barriers_us = time_part(&o, 0, recv, send, chunk, me, npes, stream, start, stop);
+            puts_us = time_part(&o, 1, recv, send, chunk, me, npes, stream, start, stop);
+        }
 
         if (me == 0) {
             double us = (double)ms * 1e3 / (double)o.iters;
             double algbw = (double)moved / (us * 1e3);
             double busbw = algbw * (double)(npes - 1) / (double)npes;
-            printf("%zu,%.2f,%.2f,%.1f\n", size, busbw, algbw, us);
+            if (o.parts)
+                printf("%zu,%.2f,%.2f,%.1f,%.1f,%.1f\n", size, busbw, algbw, us, barriers_us,
+                       puts_us);
+            else
+                printf("%zu,%.2f,%.2f,%.1f\n", size, busbw, algbw, us);
             fflush(stdout);
         }
     }

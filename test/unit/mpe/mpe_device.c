@@ -39,6 +39,7 @@
 #define BARRIER_ROUNDS 40
 #define FRESH_ROUNDS 50
 #define FW 64   /* longs each PE rewrites every fresh round */
+#define LATE_ADDS 2000 /* signal adds each PE leaves unquieted before the host's barrier */
 
 static int me, npes, nt; /* nt: threads in the job, ids 0 .. nt-1 */
 
@@ -69,6 +70,7 @@ static struct words {
     long ptr_slot[64 / T]; /* [pe]: stored by pe through ushmem_ptr */
     uint64_t fresh_sig;    /* set to the round by the previous PE */
     uint64_t fresh_ack;    /* set to the round by the next PE */
+    uint64_t late;         /* LATE_ADDS adds from every PE, never quieted */
 } *w;
 static long *fresh_pub; /* [FW]: rewritten by its own PE every round */
 
@@ -295,6 +297,23 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+/* A kernel that ends with operations it did not quiet (a signal as its
+ * last call, say): the host's barrier_all completes them, as it completes
+ * the host's own, so every PE sees every add once the barrier returns.
+ * Through the proxy the adds are still in the ring when the device code
+ * returns; thousands of them outlast the host barrier unless it waits. */
+static void late_adds(void)
+{
+    for (int i = 0; i < LATE_ADDS; i++)
+        for (int q = 0; q < npes; q++)
+            ushmemx_signal_add(&w->late, 1, (me + q) % npes);
+    shmem_barrier_all();
+    MPE_CHECK(w->late == (uint64_t)LATE_ADDS * npes,
+              "after device adds left unquieted and the host's barrier_all: %llu of %llu",
+              (unsigned long long)w->late, (unsigned long long)LATE_ADDS * npes);
+    shmem_barrier_all();
+}
+
 static void check_received(void)
 {
     uint64_t all = nt == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nt) - 1;
@@ -452,6 +471,7 @@ int main(int argc, char **argv)
 
     barrier_loop();
     fresh_rounds();
+    late_adds();
     shmem_barrier_all();
     {
         const char *route = getenv("USHMEM_DEVICE_ROUTE");
