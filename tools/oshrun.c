@@ -489,8 +489,10 @@ static void remove_tmpdir(struct job *job)
     job->tmpdir[0] = '\0';
 }
 
-/* libfabric's shm provider keeps each endpoint's region in a file
- * /dev/shm/<pid>:<n>:<n> named after the process's pid. A PE unlinks its own
+/* libfabric's shm provider keeps each endpoint's region in a file named
+ * after the process's pid: /dev/shm/<pid>:<n>:<n> by default, and
+ * /dev/shm/ushmem-<pid>-<32 hex digits> as ushmem names it
+ * (src/transport/ofi_addr.c). A PE unlinks its own
  * at exit and on fatal signals it can catch, but one killed by SIGKILL (by
  * the OOM killer, by a user, or by us when it ignored SIGTERM) leaves it,
  * 16 MiB each, for good. Once every PE has been reaped, the files named
@@ -500,20 +502,30 @@ static void remove_tmpdir(struct job *job)
  * window is microseconds and the process would be ours, same uid.) */
 static bool is_pe_shm_name(const struct job *job, const char *name)
 {
+    static const char ours[] = "ushmem-";
+    bool ushmem = strncmp(name, ours, sizeof(ours) - 1) == 0;
+    if (ushmem)
+        name += sizeof(ours) - 1;
     char *end;
     errno = 0;
     long pid = strtol(name, &end, 10);
-    if (errno != 0 || end == name || name[0] == '-' || name[0] == '+' || *end != ':')
+    if (errno != 0 || end == name || name[0] == '-' || name[0] == '+' ||
+        *end != (ushmem ? '-' : ':'))
         return false;
-    int colons = 0;
-    for (const char *p = end; *p != '\0'; p++) {
-        if (*p == ':' && p[1] >= '0' && p[1] <= '9')
-            colons++;
-        else if (*p < '0' || *p > '9')
+    if (ushmem) {
+        if (strlen(end + 1) != 32 || strspn(end + 1, "0123456789abcdef") != 32)
+            return false;
+    } else {
+        int colons = 0;
+        for (const char *p = end; *p != '\0'; p++) {
+            if (*p == ':' && p[1] >= '0' && p[1] <= '9')
+                colons++;
+            else if (*p < '0' || *p > '9')
+                return false;
+        }
+        if (colons != 2)
             return false;
     }
-    if (colons != 2)
-        return false;
     for (int i = 0; i < job->npes; i++)
         if (job->pes[i].pgid > 0 && job->pes[i].pgid == pid)
             return true;
@@ -995,6 +1007,69 @@ static char **child_env(void)
     return env;
 }
 
+/* Appends str to the string in buf (len bytes), as much as fits. */
+static void append_str(char *buf, size_t len, const char *str)
+{
+    size_t used = strlen(buf);
+    while (*str != '\0' && used + 1 < len)
+        buf[used++] = *str++;
+    buf[used] = '\0';
+}
+
+/* The errno text, from a table: async-signal-safe, unlike strerror. */
+static const char *errno_text(int err)
+{
+    const char *text = strerrordesc_np(err);
+    return text != NULL ? text : "unknown error";
+}
+
+/* Why execve(path) failed with err, in one line naming the path. A
+ * directory gives EACCES, which says nothing of it. ENOENT on a file that
+ * exists means that the interpreter it names is missing: a script's #!
+ * line, read here, or an executable's loader. Only async-signal-safe calls:
+ * this runs between fork and exec. */
+static void report_exec_failure(const char *path, int err)
+{
+    char line[PATH_MAX + 512] = "oshrun: cannot run ";
+    struct stat st;
+
+    append_str(line, sizeof(line), path);
+    append_str(line, sizeof(line), ": ");
+    bool exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        append_str(line, sizeof(line), errno_text(EISDIR));
+    } else if (exists && err == ENOENT) {
+        /* Linux reads at most 256 bytes of the #! line; the interpreter's
+         * path ends at a blank. */
+        char head[256] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t got = fd >= 0 ? read(fd, head, sizeof(head) - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        head[got > 0 ? got : 0] = '\0';
+        char *interp = head + 2 + strspn(head + 2, " \t");
+        interp[strcspn(interp, " \t\n")] = '\0';
+        if (head[0] != '#' || head[1] != '!' || interp[0] == '\0') {
+            append_str(line, sizeof(line), "the file exists, but the loader it names (its ELF "
+                                           "interpreter) was not found");
+        } else if (stat(interp, &st) != 0) {
+            append_str(line, sizeof(line), "the file exists, but its interpreter ");
+            append_str(line, sizeof(line), interp);
+            append_str(line, sizeof(line), " (its #! line) was not found");
+        } else {
+            append_str(line, sizeof(line), "its interpreter ");
+            append_str(line, sizeof(line), interp);
+            append_str(line, sizeof(line), " (its #! line) could not be run: ");
+            append_str(line, sizeof(line), errno_text(err));
+        }
+    } else {
+        append_str(line, sizeof(line), errno_text(err));
+    }
+    append_str(line, sizeof(line), "\n");
+    ssize_t rc = write(STDERR_FILENO, line, strlen(line));
+    (void)rc;
+}
+
 /* Between fork and exec only async-signal-safe calls: PMIx threads exist. */
 static _Noreturn void exec_child(const struct job *job, int rank, char **argv, char **env,
                                  pid_t parent, const sigset_t *oldmask)
@@ -1025,10 +1100,9 @@ static _Noreturn void exec_child(const struct job *job, int rank, char **argv, c
         }
     }
     execve(job->prog_path, argv, env);
-    static const char msg[] = "oshrun: exec failed\n";
-    ssize_t rc = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    (void)rc;
-    _exit(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+    int err = errno;
+    report_exec_failure(job->prog_path, err);
+    _exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
 }
 
 static int start_pes(struct job *job, char **argv, const sigset_t *oldmask)

@@ -28,7 +28,7 @@
       "How heap file descriptors move between local PEs: auto (pidfd, then socket), " \
       "pidfd (pidfd_getfd only) or socket (SCM_RIGHTS over an abstract Unix socket)") \
     X(bootstrap_timeout, "USHMEM_BOOTSTRAP_TIMEOUT", INT, "60",                       \
-      "Seconds a PE waits for its local peers while exchanging heap handles, and for " \
+      "Seconds (1 to 1000000) a PE waits for its local peers while exchanging heap handles, and for " \
       "the job's PEs to meet at PE 0 in ushmemx_init_uniqueid")                         \
     X(bootstrap_uid_addr, "USHMEM_BOOTSTRAP_UID_ADDR", STRING, "auto",               \
       "Where ushmemx_get_uniqueid's process (PE 0) listens for the other PEs: an IP "  \
@@ -41,6 +41,11 @@
     X(ipc, "USHMEM_IPC", BOOL, "1",                                                   \
       "Map the heaps of PEs on this node (the direct route); 0 sends every peer over the " \
       "fabric (libfabric, chosen with FI_PROVIDER), as in a job across nodes")          \
+    X(fabric_iface, "USHMEM_FABRIC_IFACE", STRING, "",                               \
+      "Where the tcp, sockets and udp providers listen in a job across hosts: a network " \
+      "interface name or an IPv4 address of this host; empty: the provider's default. " \
+      "A job whose PEs are all on one host listens on 127.0.0.1 whatever this says, "   \
+      "but a value that names nothing here is an error anywhere")                      \
     X(device_route, "USHMEM_DEVICE_ROUTE", STRING, "auto",                            \
       "Device-API calls: auto (direct where the peer's heap is mapped, else the proxy " \
       "thread) or proxy (every call through the proxy thread)")                         \

@@ -13,6 +13,10 @@
 
 #include "../common/status.h"
 
+/* The largest USHMEM_BOOTSTRAP_TIMEOUT, in seconds (11.6 days): the waits
+ * turn it into milliseconds in an int (fd passing), and 10^9 ms fits. */
+#define USHMEMI_BOOTSTRAP_TIMEOUT_MAX 1000000
+
 struct ushmemi_bootstrap;
 
 struct ushmemi_bootstrap_ops {

@@ -530,7 +530,7 @@ ushmem_status_t ushmemi_bootstrap_uid_init(struct ushmemi_bootstrap *bs, const c
 
     ushmemi_uid_load_vars_quietly();
     int timeout_s = ushmemi_settings.bootstrap_timeout > 0 &&
-                            ushmemi_settings.bootstrap_timeout < 1000000
+                            ushmemi_settings.bootstrap_timeout <= USHMEMI_BOOTSTRAP_TIMEOUT_MAX
                         ? (int)ushmemi_settings.bootstrap_timeout
                         : 60; /* shmem_init reports a bad value once the job is up */
     ushmemi_node_simulate(-1); /* the real host: USHMEM_SIM_NODES applies later */

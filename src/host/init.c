@@ -77,9 +77,10 @@ static ushmem_status_t load_settings(void)
                       ushmemi_settings.symmetric_size, symmetric_size_max());
         status = USHMEM_ERR_INVALID_VALUE;
     }
-    if (ushmemi_settings.bootstrap_timeout <= 0) {
-        ushmemi_error("USHMEM_BOOTSTRAP_TIMEOUT=%ld must be a positive number of seconds",
-                      ushmemi_settings.bootstrap_timeout);
+    if (ushmemi_settings.bootstrap_timeout < 1 ||
+        ushmemi_settings.bootstrap_timeout > USHMEMI_BOOTSTRAP_TIMEOUT_MAX) {
+        ushmemi_error("USHMEM_BOOTSTRAP_TIMEOUT=%ld must be between 1 and %d seconds",
+                      ushmemi_settings.bootstrap_timeout, USHMEMI_BOOTSTRAP_TIMEOUT_MAX);
         status = USHMEM_ERR_INVALID_VALUE;
     }
     return status;

@@ -87,6 +87,11 @@ struct ushmemi_state {
     /* The executable's data segment when shared (globals are symmetric). */
     char *static_base;
     size_t static_size;
+    /* Bytes at the start of it that hold no symmetric object (.got.plt and
+     * other relocation targets after the RELRO range): never registered
+     * with the fabric (static_seg.c). static_size when the objects could
+     * not be told apart from them. */
+    size_t static_skip;
     struct ushmemi_peer *static_peers; /* n_pes entries, NULL when not shared */
 
     uint64_t barrier_epoch; /* barriers completed on TEAM_WORLD */

@@ -1,14 +1,130 @@
 /* shmem_malloc and friends: collective, symmetric, from the heap allocator. */
+#include <inttypes.h>
 #include <shmem.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-static void *alloc_collective(const char *call, size_t align, size_t size)
+/* The arguments that size a collective allocation, as one PE passed them. */
+struct request {
+    uint64_t count; /* shmem_calloc's count; 1 for the others */
+    uint64_t size;
+    uint64_t align; /* shmem_align's alignment; 0 for the others */
+};
+
+/* What a mismatch message shows: the first runs of PEs of one request, and
+ * the first distinct requests. */
+#define RUNS_SHOWN 8
+#define REQUESTS_SHOWN 4
+
+static bool same_request(const struct request *a, const struct request *b)
 {
-    ushmemi_check_init(call);
+    return a->count == b->count && a->size == b->size && a->align == b->align;
+}
+
+/* Appends to the string in buf (len bytes), as much as fits. */
+__attribute__((format(printf, 3, 4))) static void append(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* "PE 1" or "PEs 0, 2-3": the PEs that made the request all[first] made. */
+static void append_pes(char *buf, size_t len, const struct request *all, int n, int first)
+{
+    int count = 0, runs = 0;
+    for (int pe = first; pe < n; pe++)
+        count += same_request(&all[pe], &all[first]);
+    append(buf, len, count == 1 ? "PE " : "PEs ");
+    for (int pe = first; pe < n; pe++) {
+        if (!same_request(&all[pe], &all[first]))
+            continue;
+        if (runs == RUNS_SHOWN) {
+            append(buf, len, ", ...");
+            return;
+        }
+        int last = pe;
+        while (last + 1 < n && same_request(&all[last + 1], &all[first]))
+            last++;
+        append(buf, len, "%s%d", runs > 0 ? ", " : "", pe);
+        if (last > pe)
+            append(buf, len, "-%d", last);
+        runs++;
+        pe = last;
+    }
+}
+
+/* Ends the job with one sentence: which PEs asked for what. The count and
+ * the alignment are shown where some PE passed one. */
+static _Noreturn void requests_differ(const char *call, const struct request *all, int n)
+{
+    bool counted = false, aligned = false;
+    for (int pe = 0; pe < n; pe++) {
+        counted |= all[pe].count != 1;
+        aligned |= all[pe].align != 0;
+    }
+    char msg[400] = "";
+    int shown = 0;
+    for (int pe = 0; pe < n; pe++) {
+        bool seen = false;
+        for (int q = 0; q < pe && !seen; q++)
+            seen = same_request(&all[q], &all[pe]);
+        if (seen)
+            continue;
+        if (shown == REQUESTS_SHOWN) {
+            append(msg, sizeof(msg), ", other PEs for other sizes");
+            break;
+        }
+        append(msg, sizeof(msg), shown == 0 ? "" : shown == 1 ? " but " : ", ");
+        append_pes(msg, sizeof(msg), all, n, pe);
+        append(msg, sizeof(msg), shown == 0 ? " asked for " : " for ");
+        if (counted)
+            append(msg, sizeof(msg), "%" PRIu64 " x ", all[pe].count);
+        append(msg, sizeof(msg), "%" PRIu64 " bytes", all[pe].size);
+        if (aligned)
+            append(msg, sizeof(msg), " aligned to %" PRIu64, all[pe].align);
+        shown++;
+    }
+    ushmemi_fatal(call, "%s, and a collective allocation must be the same on every PE", msg);
+}
+
+/* Every PE must make the same collective allocations in the same order:
+ * the allocator is deterministic, so a PE that asks for another size or
+ * alignment gets other offsets from then on, and every later block silently
+ * stops being symmetric. The world barrier that each allocation ends with
+ * carries no data (its counters only count), so comparing the requests
+ * takes an exchange of its own, an allgather through the bootstrap at every
+ * allocation: done only with SHMEM_DEBUG=1, which must then be set on every
+ * PE (a PE without it would not join the exchange). */
+static void check_same_request(const char *call, size_t count, size_t size, size_t align)
+{
+    int n = ushmemi_g.n_pes;
+    if (!ushmemi_settings.debug || n == 1)
+        return;
+    struct request mine = {.count = count, .size = size, .align = align};
+    struct request *all = malloc((size_t)n * sizeof(*all));
+    if (all == NULL)
+        ushmemi_fatal(call, "out of memory gathering the allocation requests of %d PEs", n);
+    ushmem_status_t status = ushmemi_bootstrap_allgather(&ushmemi_g.bs, &mine, all, sizeof(mine));
+    if (status != USHMEM_OK)
+        ushmemi_fatal(call, "gathering the PEs' allocation requests failed: %s",
+                      ushmemi_status_string(status));
+    for (int pe = 0; pe < n; pe++)
+        if (!same_request(&all[pe], &mine))
+            requests_differ(call, all, n);
+    free(all);
+}
+
+/* The allocation, once every PE is known to ask for the same. */
+static void *alloc_agreed(const char *call, size_t align, size_t size)
+{
     if (size == 0) {
         ushmemi_barrier_world();
         return NULL;
@@ -29,7 +145,14 @@ static void *alloc_collective(const char *call, size_t align, size_t size)
     return ptr;
 }
 
-USHMEMI_API void *shmem_malloc(size_t size) { return alloc_collective("shmem_malloc", 0, size); }
+static void *alloc_collective(const char *call, size_t size)
+{
+    ushmemi_check_init(call);
+    check_same_request(call, 1, size, 0);
+    return alloc_agreed(call, 0, size);
+}
+
+USHMEMI_API void *shmem_malloc(size_t size) { return alloc_collective("shmem_malloc", size); }
 
 USHMEMI_API void *shmem_malloc_with_hints(size_t size, long hints)
 {
@@ -38,18 +161,18 @@ USHMEMI_API void *shmem_malloc_with_hints(size_t size, long hints)
         ushmemi_warn("shmem_malloc_with_hints: unknown hint bits 0x%lx ignored",
                      (unsigned long)hints & ~(unsigned long)(SHMEM_MALLOC_ATOMICS_REMOTE |
                                                              SHMEM_MALLOC_SIGNAL_REMOTE));
-    return alloc_collective("shmem_malloc_with_hints", 0, size);
+    return alloc_collective("shmem_malloc_with_hints", size);
 }
 
 USHMEMI_API void *shmem_calloc(size_t count, size_t size)
 {
+    ushmemi_check_init("shmem_calloc");
+    check_same_request("shmem_calloc", count, size, 0);
     if (size != 0 && count > SIZE_MAX / size) {
-        ushmemi_check_init("shmem_calloc");
         ushmemi_error("shmem_calloc(%zu, %zu): the size overflows", count, size);
         ushmemi_barrier_world();
         return NULL;
     }
-    ushmemi_check_init("shmem_calloc");
     void *ptr = ushmemi_heap_alloc(0, count * size);
     if (ptr)
         ushmemi_host_copy_zero(ptr, count * size);
@@ -101,6 +224,7 @@ static size_t shared_base_alignment(void)
 USHMEMI_API void *shmem_align(size_t alignment, size_t size)
 {
     ushmemi_check_init("shmem_align");
+    check_same_request("shmem_align", 1, size, alignment);
     /* Every PE passes the same arguments and learns the same shared
      * alignment, so every PE refuses together and stays collective. */
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
@@ -118,7 +242,7 @@ USHMEMI_API void *shmem_align(size_t alignment, size_t size)
                       alignment, size, alignment, shared_base_alignment(),
                       ushmemi_heap_alignment_for(ushmemi_g.heap_size));
     } else {
-        return alloc_collective("shmem_align", alignment, size);
+        return alloc_agreed("shmem_align", alignment, size);
     }
     ushmemi_barrier_world();
     return NULL;
@@ -143,6 +267,7 @@ USHMEMI_API void shmem_free(void *ptr)
 USHMEMI_API void *shmem_realloc(void *ptr, size_t size)
 {
     ushmemi_check_init("shmem_realloc");
+    check_same_request("shmem_realloc", 1, size, 0);
     if (ptr == NULL)
         return shmem_malloc(size);
     if (size == 0) {

@@ -110,6 +110,8 @@ static ushmem_status_t open_fabric(const struct ushmemi_oob *oob)
         .heap_landing = ushmemi_g.heap_is_device && ushmemi_settings.fabric_staging,
         .static_base = ushmemi_g.static_base,
         .static_size = ushmemi_g.static_size,
+        .static_skip = ushmemi_g.static_skip,
+        .fabric_iface = ushmemi_settings.fabric_iface,
     };
     ushmem_status_t status = ushmemi_transport_ofi_ops.init(&params, &ushmemi_g.fabric);
     if (status != USHMEM_OK)

@@ -3,6 +3,8 @@
  * mapped by every local peer like the heap. Peers run the same executable,
  * so an object's offset in the segment is the same everywhere even when
  * address randomisation puts the segment at different addresses. */
+#include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -21,6 +23,7 @@ static bool shared;
 struct segment {
     uintptr_t start, end;
     uintptr_t relro_end; /* 0 when the executable has no RELRO range */
+    uintptr_t bias;      /* the executable's load address (PIE) */
 };
 
 static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
@@ -28,6 +31,7 @@ static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     struct segment *seg = arg;
     /* The first object reported is the executable itself. */
+    seg->bias = info->dlpi_addr;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && seg->start == seg->end) {
@@ -38,6 +42,80 @@ static int find_writable(struct dl_phdr_info *info, size_t size, void *arg)
         }
     }
     return 1;
+}
+
+/* Writable sections that hold no symmetric object: what the dynamic
+ * linker and the C runtime jump through or call. */
+static bool relocation_target(const char *name)
+{
+    static const char *const names[] = {".got",        ".got.plt",   ".plt",  ".dynamic",
+                                        ".init_array", ".fini_array", ".preinit_array",
+                                        ".ctors",      ".dtors",      ".data.rel.ro", ".jcr"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool read_at(int fd, void *buf, size_t len, off_t off)
+{
+    return pread(fd, buf, len, off) == (ssize_t)len;
+}
+
+/* The bytes at the start of [first, last) (the part of the writable segment
+ * made symmetric) that come before its first symmetric object: the end of
+ * the last relocation target in it (under partial RELRO, .got.plt; without
+ * RELRO, .got, .dynamic and the init arrays too), from the executable's
+ * section headers. The fabric never registers them: a stranger who wrote
+ * there would redirect the program. last - first when a relocation target
+ * lies after a symmetric object or the headers cannot be read: nothing of
+ * the segment is then offered over the fabric. */
+static size_t relocation_bytes(const struct segment *seg, uintptr_t first, uintptr_t last)
+{
+    size_t all = (size_t)(last - first), skip = all;
+    uintptr_t objects = last; /* the first symmetric object's address */
+    ElfW(Ehdr) eh;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return all;
+    char *names = NULL;
+    ElfW(Shdr) *sh = NULL;
+    if (!read_at(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum)
+        goto out;
+    sh = calloc(eh.e_shnum, sizeof(*sh));
+    if (sh == NULL || !read_at(fd, sh, (size_t)eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff))
+        goto out;
+    const ElfW(Shdr) *strtab = &sh[eh.e_shstrndx];
+    names = malloc(strtab->sh_size + 1);
+    if (names == NULL || !read_at(fd, names, strtab->sh_size, (off_t)strtab->sh_offset))
+        goto out;
+    names[strtab->sh_size] = '\0';
+    uintptr_t targets_end = first;
+    for (int i = 0; i < eh.e_shnum; i++) {
+        if (!(sh[i].sh_flags & SHF_ALLOC) || !(sh[i].sh_flags & SHF_WRITE) ||
+            sh[i].sh_name >= strtab->sh_size)
+            continue;
+        uintptr_t lo = seg->bias + sh[i].sh_addr, hi = lo + sh[i].sh_size;
+        if (hi <= first || lo >= last || sh[i].sh_size == 0)
+            continue;
+        if (relocation_target(names + sh[i].sh_name)) {
+            if (hi > targets_end)
+                targets_end = hi;
+        } else if (lo < objects) {
+            objects = lo;
+        }
+    }
+    if (targets_end <= objects)
+        skip = (size_t)(targets_end - first);
+    else
+        ushmemi_debug("the data segment has a relocation target after a symmetric object: "
+                      "globals are not reachable over the fabric");
+out:
+    free(names);
+    free(sh);
+    close(fd);
+    return skip;
 }
 
 /* A child forked after shmem_init gets the segment back as private memory:
@@ -61,7 +139,7 @@ static void make_private_in_child(void)
 ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
                                      const struct ushmemi_ipc_config *config, bool map)
 {
-    struct segment seg = {0, 0, 0};
+    struct segment seg = {0, 0, 0, 0};
     dl_iterate_phdr(find_writable, &seg);
     if (seg.start == seg.end) {
         ushmemi_debug("the executable has no writable segment: no symmetric globals");
@@ -80,6 +158,10 @@ ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
     }
     char *start = (char *)first;
     size_t len = (size_t)(last - first);
+    ushmemi_g.static_skip = relocation_bytes(&seg, first, last);
+    ushmemi_debug("data segment [%p, %p): its first %zu bytes (relocation targets) are never "
+                  "offered to the fabric", (void *)start, (void *)(start + len),
+                  ushmemi_g.static_skip);
 
     if (!map) {
         /* Peers reach it over the fabric, which registers it where it is. */

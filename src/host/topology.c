@@ -1,10 +1,12 @@
 /* The route table as users see it: shmemx_route and friends for programs,
- * and the text that `ushmem_info --topology` prints for each PE (the facts
- * each pair was decided on, then each class's route and why). */
+ * and the text that `ushmem_info --topology` prints for each PE (the
+ * address its fabric endpoint listens on, the facts each pair was decided
+ * on, then each class's route and why). */
 #include <shmemx.h>
 #include <stdio.h>
 
 #include "../transport/decide.h"
+#include "../transport/ofi.h"
 #include "internal.h"
 #include "topology.h"
 
@@ -77,6 +79,13 @@ void ushmemi_topology_write(FILE *out)
             landing ? " (peers' operations on the heap land through messages)"
             : hmem  ? " (the heap registered with it as device memory, FI_HMEM)"
                     : "");
+    if (ushmemi_g.fabric != NULL && ushmemi_g.fabric_ops == &ushmemi_transport_ofi_ops) {
+        char where[512];
+        ushmemi_ofi_endpoint_text(ushmemi_g.fabric, where, sizeof(where));
+        fprintf(out, "  fabric endpoint listens on %s\n", where);
+        ushmemi_ofi_registration_text(ushmemi_g.fabric, where, sizeof(where));
+        fprintf(out, "  fabric registrations: %s\n", where);
+    }
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
         const struct ushmemi_peer *peer = &ushmemi_g.peers[pe];
         if (ushmemi_g.pair_caps != NULL) {

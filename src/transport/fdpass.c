@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/random.h"
 
 /* Failures are logged at debug level only: auto mode falls back to the
  * socket, and the caller, which knows the peer PE, logs the real error. errno
@@ -117,17 +117,10 @@ bool ushmemi_fd_name_is_set(const struct ushmemi_fd_name *name)
 
 static ushmem_status_t random_name(int rank, struct ushmemi_fd_name *name_p)
 {
-    size_t got = 0;
-    while (got < sizeof(name_p->token)) {
-        ssize_t n = getrandom(name_p->token + got, sizeof(name_p->token) - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            ushmemi_error("fd server of rank %d: getrandom failed: %s", rank,
-                          n < 0 ? strerror(errno) : "no bytes");
-            return USHMEM_ERR_FD_PASSING;
-        }
-        got += (size_t)n;
+    int err = ushmemi_random_bytes(name_p->token, sizeof(name_p->token));
+    if (err != 0) {
+        ushmemi_error("fd server of rank %d: getrandom failed: %s", rank, strerror(err));
+        return USHMEM_ERR_FD_PASSING;
     }
     return USHMEM_OK;
 }

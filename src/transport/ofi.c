@@ -6,11 +6,13 @@
  * libfabric object until fini, which releases them in reverse order. */
 #include "ofi.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/log.h"
+#include "../common/random.h"
 #include "../common/threads.h"
 #include "ofi_private.h"
 
@@ -139,17 +141,75 @@ static int enable_mr(struct ushmemi_transport *t, struct fid_mr *mr)
     return rc != 0 ? rc : fi_mr_enable(mr);
 }
 
-static uint64_t fresh_key(struct ushmemi_transport *t)
+/* The key to ask for in a registration: random, as wide as the provider's
+ * keys (domain_attr->mr_key_size), so that another local user who reaches
+ * this PE's endpoint (the tcp and sockets providers listen on a port anyone
+ * can see) cannot guess it; peers learn it through the bootstrap (the
+ * cards). Ignored under FI_MR_PROV_KEY, where the provider picks. Keys must
+ * differ within the domain: the rare repeat is refused by the provider and
+ * the registration asks again (register_with_fresh_key). */
+static int fresh_key(struct ushmemi_transport *t, uint64_t *key_p)
 {
-    /* Ignored under FI_MR_PROV_KEY; otherwise keys must differ per domain. */
-    return atomic_fetch_add(&t->next_key, 1);
+    uint64_t key;
+    size_t size = t->info->domain_attr->mr_key_size;
+    int err = ushmemi_random_bytes(&key, sizeof(key));
+    if (err != 0) {
+        ushmemi_error("ofi: PE %d cannot draw a registration key: getrandom: %s", t->rank,
+                      strerror(err));
+        return -FI_EIO;
+    }
+    if (size > 0 && size < sizeof(key))
+        key &= (UINT64_C(1) << (8 * size)) - 1;
+    *key_p = key;
+    return 0;
+}
+
+void ushmemi_ofi_registration_text(struct ushmemi_transport *t, char *buf, size_t len)
+{
+    const struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    const struct ofi_local_seg *data = &t->seg[USHMEMI_SEG_STATIC];
+    char keys[64], globals[160];
+
+    if (t->prov_key)
+        snprintf(keys, sizeof(keys), "chosen by the provider (FI_MR_PROV_KEY)");
+    else
+        snprintf(keys, sizeof(keys), "random, %zu bits (getrandom)",
+                 8 * (t->info->domain_attr->mr_key_size > 0 &&
+                              t->info->domain_attr->mr_key_size < sizeof(uint64_t)
+                          ? t->info->domain_attr->mr_key_size
+                          : sizeof(uint64_t)));
+    if (data->mr != NULL)
+        snprintf(globals, sizeof(globals),
+                 "%zu bytes of the data segment (.data, .bss), its first %zu bytes "
+                 "(relocation targets) left out",
+                 data->size - data->skip, data->skip);
+    else
+        snprintf(globals, sizeof(globals), "no globals");
+    snprintf(buf, len, "keys %s; registered: %s, %s", keys,
+             heap->mr != NULL ? "the heap" : "no heap (landed by messages)", globals);
+}
+
+/* Tries a registration with fresh keys until the provider takes one: a
+ * random key that repeats one of the domain's is refused as busy. */
+#define OFI_KEY_TRIES 8
+static bool key_taken(int rc)
+{
+    return rc == -FI_ENOKEY || rc == -FI_EBUSY || rc == -EEXIST;
 }
 
 ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t len,
                                 uint64_t access, struct fid_mr **mr_p)
 {
     struct fid_mr *mr;
-    int rc = fi_mr_reg(t->domain, buf, len, access, 0, fresh_key(t), 0, &mr, NULL);
+    uint64_t key = 0;
+    int rc = 0;
+    for (int i = 0; i < OFI_KEY_TRIES; i++) {
+        if (!t->prov_key && (rc = fresh_key(t, &key)) != 0)
+            break;
+        rc = fi_mr_reg(t->domain, buf, len, access, 0, key, 0, &mr, NULL);
+        if (t->prov_key || !key_taken(rc))
+            break;
+    }
     if (rc != 0) {
         ushmemi_error("ofi: PE %d cannot register %zu bytes at %p with provider %s: %s", t->rank,
                       len, buf, t->prov_name, ushmemi_fi.strerror(-rc));
@@ -212,14 +272,20 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
     attr.mr_iov = &iov;
     attr.iov_count = 1;
     attr.access = OFI_HEAP_ACCESS;
-    attr.requested_key = fresh_key(t);
     attr.iface = iface;
     if (iface == FI_HMEM_ZE)
         attr.device.ze = ordinal;
     else
         attr.device.cuda = ordinal;
     struct fid_mr **mr = &t->seg[USHMEMI_SEG_HEAP].mr;
-    int rc = fi_mr_regattr(t->domain, &attr, 0, mr);
+    int rc = 0;
+    for (int i = 0; i < OFI_KEY_TRIES; i++) {
+        if (!t->prov_key && (rc = fresh_key(t, &attr.requested_key)) != 0)
+            break;
+        rc = fi_mr_regattr(t->domain, &attr, 0, mr);
+        if (t->prov_key || !key_taken(rc))
+            break;
+    }
     if (rc == 0) {
         rc = enable_mr(t, *mr);
         if (rc != 0) {
@@ -313,14 +379,19 @@ static ushmem_status_t register_memory(struct ushmemi_transport *t,
         return status;
     if (heap->mr != NULL)
         heap->desc = fi_mr_desc(heap->mr);
-    if (params->static_base != NULL && params->static_size != 0) {
-        /* Globals are host memory whatever the backend. */
-        status = ushmemi_ofi_reg(t, params->static_base, params->static_size, OFI_HEAP_ACCESS,
+    if (params->static_base != NULL && params->static_size > params->static_skip) {
+        /* Globals are host memory whatever the backend. Only the part that
+         * holds symmetric objects (.data, .bss) is registered: never the
+         * relocation targets before it (the GOT), which a write from the
+         * fabric would turn into a jump. */
+        status = ushmemi_ofi_reg(t, (char *)params->static_base + params->static_skip,
+                                 params->static_size - params->static_skip, OFI_HEAP_ACCESS,
                                  &data->mr);
         if (status != USHMEM_OK)
             return status;
         data->base = params->static_base;
         data->size = params->static_size;
+        data->skip = params->static_skip;
         data->desc = fi_mr_desc(data->mr);
     }
 
@@ -355,6 +426,9 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
         return USHMEM_ERR_TRANSPORT;
     }
     ushmem_status_t status = choose_provider(t, params->heap_is_device != 0, landing);
+    if (status != USHMEM_OK)
+        return status;
+    status = ushmemi_ofi_addr_choose(t, params->fabric_iface);
     if (status != USHMEM_OK)
         return status;
     uint64_t mr_mode = (uint64_t)t->info->domain_attr->mr_mode;
@@ -395,6 +469,7 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
         card->seg[i].key = fi_mr_key(t->seg[i].mr);
         card->seg[i].base = (uint64_t)(uintptr_t)t->seg[i].base;
         card->seg[i].size = t->seg[i].size;
+        card->seg[i].skip = t->seg[i].skip;
     }
     card->ok = 1;
     return USHMEM_OK;
@@ -488,7 +563,6 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
     t->dev = params->dev;
     t->foreign = t->heap_is_device && params->dev_ops != NULL &&
                  params->dev_ops->foreign_enter != NULL && params->dev_ops->foreign_leave != NULL;
-    atomic_init(&t->next_key, 1);
     pthread_mutex_init(&t->slot_lock, NULL);
     pthread_mutex_init(&t->amo_lock, NULL);
 

@@ -28,6 +28,20 @@ void ushmemi_ofi_describe(char *buf, size_t len)
 }
 
 /* Nothing below is reached: init never succeeds. */
+void ushmemi_ofi_endpoint_text(struct ushmemi_transport *t, char *buf, size_t len)
+{
+    (void)t;
+    if (len > 0)
+        snprintf(buf, len, "none: this build has no libfabric");
+}
+
+void ushmemi_ofi_registration_text(struct ushmemi_transport *t, char *buf, size_t len)
+{
+    (void)t;
+    if (len > 0)
+        snprintf(buf, len, "none: this build has no libfabric");
+}
+
 static void none_fini(struct ushmemi_transport *t)
 {
     (void)t;

@@ -73,6 +73,7 @@ struct ofi_remote_seg {
     uint64_t key;  /* remote key */
     uint64_t base; /* the peer's address of the segment, used when FI_MR_VIRT_ADDR */
     uint64_t size; /* 0 when the peer has no such segment */
+    uint64_t skip; /* its first bytes are not registered: offsets start after them */
 };
 
 struct ofi_peer {
@@ -84,6 +85,7 @@ struct ofi_peer {
 struct ofi_local_seg {
     char *base;
     size_t size;
+    size_t skip; /* the first bytes, left out of the registration */
     struct fid_mr *mr;
     void *desc;
 };
@@ -153,7 +155,7 @@ struct ushmemi_transport {
 
     bool mr_local, virt_addr, prov_key, mr_endpoint;
     size_t max_msg;
-    _Atomic uint64_t next_key; /* requested keys when the provider takes ours */
+    char addr_why[96]; /* why the endpoint has its address (ofi_addr.c) */
 
     fi_addr_t *addrs;
     struct ofi_peer *peers;
@@ -206,6 +208,12 @@ static inline void ushmemi_ofi_leave(struct ushmemi_transport *t, void *saved)
 
 /* Translates a negative libfabric return code into a status. */
 ushmem_status_t ushmemi_ofi_status(int fi_rc);
+/* Gives the endpoint an address of our choosing (ofi_addr.c): after
+ * choose_provider, asks fi_getinfo again for the same provider from
+ * 127.0.0.1 (tcp, sockets, udp with every PE on this host), from iface
+ * (USHMEM_FABRIC_IFACE; across hosts, when set), or under a random
+ * region name (shm); replaces t->info and fills addr_why. Logs on failure. */
+ushmem_status_t ushmemi_ofi_addr_choose(struct ushmemi_transport *t, const char *iface);
 /* Remote address and key of symmetric offset `sym` on pe, as the provider
  * wants them; the caller has checked the range. */
 uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t sym);

@@ -211,8 +211,12 @@ ushmem_status_t ushmemi_ofi_status(int fi_rc)
 
 uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t sym)
 {
+    const struct ofi_remote_seg *seg = &t->peers[pe].seg[ushmemi_sym_segment(sym)];
     uint64_t offset = ushmemi_sym_in_segment(sym);
-    return t->virt_addr ? t->peers[pe].seg[ushmemi_sym_segment(sym)].base + offset : offset;
+    /* Without FI_MR_VIRT_ADDR an offset counts from the registration's
+     * start, `skip` bytes into the segment (ushmemi_ofi_check_range keeps
+     * offsets below it out). */
+    return t->virt_addr ? seg->base + offset : offset - seg->skip;
 }
 
 uint64_t ushmemi_ofi_rkey(const struct ushmemi_transport *t, int pe, uint64_t sym)
@@ -236,6 +240,13 @@ ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const
         return USHMEM_ERR_OUT_OF_RANGE;
     }
     uint64_t size = t->peers[pe].seg[seg].size;
+    if (offset < t->peers[pe].seg[seg].skip) {
+        ushmemi_error("ofi %s to PE %d: offset %llu of its %s is in the part before its first "
+                      "symmetric object (relocation targets, %llu bytes), which is not remotely "
+                      "accessible", what, pe, (unsigned long long)offset, name,
+                      (unsigned long long)t->peers[pe].seg[seg].skip);
+        return USHMEM_ERR_OUT_OF_RANGE;
+    }
     if (offset > size || len > size - offset) {
         ushmemi_error("ofi %s to PE %d: offset %llu + %zu bytes is outside its %llu-byte %s", what,
                       pe, (unsigned long long)offset, len, (unsigned long long)size, name);
@@ -351,8 +362,9 @@ static ushmem_status_t local_desc(struct ushmemi_transport *t, struct ofi_op *op
     char *p = buf;
     for (int i = 0; i < USHMEMI_SEG_COUNT; i++) {
         const struct ofi_local_seg *seg = &t->seg[i];
-        if (seg->size != 0 && p >= seg->base && len <= seg->size &&
-            (size_t)(p - seg->base) <= seg->size - len) {
+        char *reg = seg->base + seg->skip; /* the registered part */
+        size_t reg_size = seg->size - seg->skip;
+        if (reg_size != 0 && p >= reg && len <= reg_size && (size_t)(p - reg) <= reg_size - len) {
             *desc_p = seg->desc;
             return USHMEM_OK;
         }

@@ -75,6 +75,8 @@ struct ushmemi_transport_params {
     int heap_landing;
     void *static_base;     /* the data segment (host memory), NULL when not symmetric */
     size_t static_size;
+    size_t static_skip;    /* its first bytes, never remotely accessible (no symmetric object) */
+    const char *fabric_iface; /* USHMEM_FABRIC_IFACE: where IP providers listen across hosts */
 };
 
 struct ushmemi_transport_ops {

@@ -98,6 +98,12 @@ struct pe {
 
 typedef int (*pe_body)(struct pe *pe);
 
+/* Where the PEs are, for the endpoint address cases: on one host (the
+ * default), or each on a host of its own with pe_iface as
+ * USHMEM_FABRIC_IFACE. Set before the PEs are forked. */
+static bool pe_hosts_apart;
+static const char *pe_iface;
+
 static int pe_barrier(struct pe *pe)
 {
     return fake_barrier(&pe->ctx) == USHMEM_OK ? 0 : 1;
@@ -109,7 +115,9 @@ static int pe_main(struct shared_oob *shm, int rank, int npes, const char *provi
 {
     struct pe pe = {.rank = rank, .npes = npes, .provider = provider, .ctx = {shm, rank}};
     pe.oob = (struct ushmemi_oob){.rank = rank, .size = npes, .local_rank = rank,
-                                  .local_size = npes, .job_id = "chkofi", .ctx = &pe.ctx,
+                                  .local_size = npes, .host_local_rank = pe_hosts_apart ? 0 : rank,
+                                  .host_local_size = pe_hosts_apart ? 1 : npes,
+                                  .job_id = "chkofi", .ctx = &pe.ctx,
                                   .allgather = fake_allgather, .barrier = fake_barrier};
     if (setenv("FI_PROVIDER", provider, 1) != 0)
         return 2;
@@ -126,7 +134,8 @@ static int pe_main(struct shared_oob *shm, int rank, int npes, const char *provi
     memset(pe.heap, 0, HEAP_SIZE);
     struct ushmemi_transport_params params = {.oob = &pe.oob, .dev_ops = pe.dev_ops,
                                               .dev = pe.dev, .heap = pe.heap,
-                                              .heap_size = HEAP_SIZE, .heap_is_device = 0};
+                                              .heap_size = HEAP_SIZE, .heap_is_device = 0,
+                                              .fabric_iface = pe_iface};
     ushmem_status_t st = ops->init(&params, &pe.t);
     if (st == USHMEM_ERR_UNSUPPORTED)
         return SKIP_CODE;
@@ -794,6 +803,88 @@ PROVIDER_CASES(sockets, 2)
 PROVIDER_CASES(udp, 3)
 
 /* ------------------------------------------------------------------------ */
+/* The endpoint's address (ofi_addr.c): loopback when every PE is on this
+ * host, USHMEM_FABRIC_IFACE's across hosts, the provider's own otherwise;
+ * the PEs still reach each other. */
+
+static const char *expect_addr, *expect_why;
+
+static int address_body(struct pe *pe)
+{
+    char text[512];
+    ushmemi_ofi_endpoint_text(pe->t, text, sizeof(text));
+    if ((expect_addr != NULL && strstr(text, expect_addr) != text) ||
+        strstr(text, expect_why) == NULL) {
+        fprintf(stderr, "PE %d: endpoint \"%s\", wanted one starting \"%s\" and saying \"%s\"\n",
+                pe->rank, text, expect_addr != NULL ? expect_addr : "", expect_why);
+        return 30;
+    }
+    return rma_body(pe);
+}
+
+static void run_address_case(size_t idx, bool apart, const char *iface, const char *addr,
+                             const char *why, int want_rc)
+{
+    if (!provider_present(idx))
+        return;
+    pe_hosts_apart = apart;
+    pe_iface = iface;
+    expect_addr = addr;
+    expect_why = why;
+    int rc = run_pes(2, providers[idx], address_body, 60.0);
+    pe_hosts_apart = false;
+    pe_iface = NULL;
+    ck_assert_msg(rc == want_rc, "2 PEs over %s, %s, USHMEM_FABRIC_IFACE=%s: exit %d, wanted %d",
+                  providers[idx], apart ? "hosts apart" : "one host", iface ? iface : "",
+                  rc, want_rc);
+}
+
+START_TEST(address_one_host_tcp)
+{
+    run_address_case(0, false, NULL, "fi_sockaddr_in://127.0.0.1:",
+                     "(loopback only: every PE of the job is on this host)", 0);
+}
+END_TEST
+
+START_TEST(address_one_host_ignores_iface_sockets)
+{
+    run_address_case(2, false, "127.0.0.1", "127.0.0.1:", "(loopback only", 0);
+}
+END_TEST
+
+START_TEST(address_hosts_apart_iface_name_tcp)
+{
+    run_address_case(0, true, "lo", "fi_sockaddr_in://127.0.0.1:", "(USHMEM_FABRIC_IFACE=lo)", 0);
+}
+END_TEST
+
+START_TEST(address_hosts_apart_iface_address_sockets)
+{
+    run_address_case(2, true, "127.0.0.1", "127.0.0.1:", "(USHMEM_FABRIC_IFACE=127.0.0.1)", 0);
+}
+END_TEST
+
+START_TEST(address_hosts_apart_default_tcp)
+{
+    run_address_case(0, true, NULL, NULL,
+                     "(the provider's choice: the job spans hosts and USHMEM_FABRIC_IFACE is "
+                     "unset)", 0);
+}
+END_TEST
+
+START_TEST(address_unknown_iface_fails_tcp)
+{
+    run_address_case(0, true, "nosuch0", NULL, "", 5); /* 5: init failed */
+}
+END_TEST
+
+START_TEST(address_shm_random_name)
+{
+    run_address_case(1, false, NULL, "fi_ns://ushmem-", "(a random name", 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* A device heap on this libfabric: init fails cleanly, says why once, and
  * leaks nothing. */
 
@@ -824,6 +915,7 @@ static int device_heap_child(const char *provider, const char *backend_name, int
     struct shared_oob *shm = shared_new(1);
     struct fake_ctx ctx = {shm, 0};
     struct ushmemi_oob oob = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1,
+                              .host_local_rank = 0, .host_local_size = 1,
                               .job_id = "chkofi-dev", .ctx = &ctx, .allgather = fake_allgather,
                               .barrier = fake_barrier};
     struct ushmemi_device_ops fake = ushmemi_device_cpu_ops;
@@ -946,6 +1038,16 @@ static Suite *ofi_suite(void)
         tcase_add_test(tc, cases[i].latency);
         suite_add_tcase(s, tc);
     }
+    TCase *addr = tcase_create("address");
+    tcase_set_timeout(addr, 60);
+    tcase_add_test(addr, address_one_host_tcp);
+    tcase_add_test(addr, address_one_host_ignores_iface_sockets);
+    tcase_add_test(addr, address_hosts_apart_iface_name_tcp);
+    tcase_add_test(addr, address_hosts_apart_iface_address_sockets);
+    tcase_add_test(addr, address_hosts_apart_default_tcp);
+    tcase_add_test(addr, address_unknown_iface_fails_tcp);
+    tcase_add_test(addr, address_shm_random_name);
+    suite_add_tcase(s, addr);
     TCase *dev = tcase_create("device_heap");
     tcase_set_timeout(dev, 60);
     tcase_add_test(dev, device_heap_default_provider);

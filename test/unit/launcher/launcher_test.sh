@@ -421,6 +421,21 @@ not-found) # a program that does not exist: 127, named in the message
     expect_err "no-such-program-in-path: command not found"
     expect_no_leftovers
     ;;
+directory) # a directory: 126, and the message says so (exec says EACCES)
+    mkdir "$scratch/a-directory"
+    run -n 2 "$scratch/a-directory"
+    expect_code 126
+    expect_err "^oshrun: cannot run $scratch/a-directory: Is a directory\$"
+    expect_no_leftovers
+    ;;
+bad-interpreter) # a script whose #! interpreter is missing: 127, naming both
+    printf '#!/no/such/interpreter -e\necho never\n' >"$scratch/script"
+    chmod +x "$scratch/script"
+    run -n 2 "$scratch/script"
+    expect_code 127
+    expect_err "^oshrun: cannot run $scratch/script: the file exists, but its interpreter /no/such/interpreter \(its #! line\) was not found\$"
+    expect_no_leftovers
+    ;;
 mpirun) # the hand-off to mpirun runs the same job under Open MPI
     command -v mpirun >/dev/null || exit 77
     export LAUNCHER_TEST_VAR=passed

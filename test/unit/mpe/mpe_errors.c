@@ -59,6 +59,27 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
+    /* PE 1 makes a collective allocation unlike the other PEs' (compared
+     * with SHMEM_DEBUG=1). */
+    if (me == 1) {
+        if (strcmp(what, "differ-malloc") == 0)
+            (void)shmem_malloc(2048);
+        else if (strcmp(what, "differ-calloc") == 0)
+            (void)shmem_calloc(20, 4);
+        else if (strcmp(what, "differ-align") == 0)
+            (void)shmem_align(256, 1024);
+        else if (strcmp(what, "differ-realloc") == 0)
+            x = shmem_realloc(x, 128);
+    } else {
+        if (strcmp(what, "differ-malloc") == 0)
+            (void)shmem_malloc(1024);
+        else if (strcmp(what, "differ-calloc") == 0)
+            (void)shmem_calloc(10, 4);
+        else if (strcmp(what, "differ-align") == 0)
+            (void)shmem_align(4096, 1024);
+        else if (strcmp(what, "differ-realloc") == 0)
+            x = shmem_realloc(x, 64);
+    }
     if (me == npes - 1) {
         if (strcmp(what, "ctx-pe-range") == 0)
             shmem_ctx_putmem(on_pair, x, private_buf, 8, 2);
