@@ -80,6 +80,8 @@
  *   otherwise the ordered helpers above stand in):
  *   ushmemi_dev_post_after_fence64: a set or add that directly follows the
  *   thread's own ushmemi_dev_fence, which already orders what came before;
+ *   ushmemi_dev_release_fence: a fence that orders the thread's earlier
+ *   accesses before its later writes only (a release fence);
  *   ushmemi_dev_post_release64: a set or add that orders everything the
  *   thread has seen before it (its own writes, and its group's once the
  *   group has met), with no fence of its own to follow;
@@ -128,6 +130,10 @@ USHMEM_DEVICE_FN unsigned ushmemi_dev_opaque(unsigned v)
 }
 #endif
 #if !defined(USHMEMI_DEV_HAS_RELAXED)
+USHMEM_DEVICE_FN void ushmemi_dev_release_fence(void)
+{
+    ushmemi_dev_fence();
+}
 USHMEM_DEVICE_FN void ushmemi_dev_post_after_fence64(uint64_t *p, unsigned op, uint64_t v)
 {
     ushmemi_dev_post64(p, op, v);
@@ -1048,28 +1054,24 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
     uint64_t epoch = ushmemi_dev_own_load64(epoch_p) + 1;
     uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
     unsigned k = 0;
-    /* sync_all with every PE on the direct road orders the caller's stores
-     * by a release on each signal, no fence of its own; otherwise a fence
-     * or quiet first, and relaxed signals after it. */
-    const int fenced = complete || s->ring != NULL;
 
+    /* sync_all with every PE on the direct road orders the caller's stores
+     * by a release fence (the relaxed signals after it form release
+     * patterns), one for all its signals; through the proxy a fence, which
+     * completes the direct stores before a request leaves. */
     if (complete)
         ushmem_quiet();
-    else if (fenced)
+    else if (s->ring != NULL)
         ushmemi_dev_fence();
+    else
+        ushmemi_dev_release_fence();
     if (s->n_pes <= USHMEMI_DEV_FLAT_BARRIER_PES) {
         unsigned spins = 0;
         /* Every signal carries nothing learnt since the fence or quiet
          * above, so after one it is a relaxed store. */
-        for (int dist = 1; dist < s->n_pes; dist++) {
-            int to = (s->my_pe + dist) % s->n_pes;
-            if (fenced)
-                ushmemi_dev_signal_after_fence(&flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC,
-                                               USHMEM_RING_AMO_SET, epoch);
-            else
-                ushmemi_dev_signal_release(&flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC,
-                                           USHMEM_RING_AMO_SET, epoch);
-        }
+        for (int dist = 1; dist < s->n_pes; dist++)
+            ushmemi_dev_signal_after_fence(&flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
+                                           USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch);
         for (int pe = 0; pe < s->n_pes; pe++)
             while (pe != s->my_pe && ushmemi_dev_load64(&flags[pe]) < epoch)
                 ushmem_ring_backoff(&spins);
@@ -1082,7 +1084,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 
         /* The first signal follows the fence or quiet above; a later one
          * must carry what this PE learnt in the rounds before (release). */
-        if (k == 0 && fenced)
+        if (k == 0)
             ushmemi_dev_signal_after_fence(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC,
                                            USHMEM_RING_AMO_ADD, 1);
         else

@@ -153,6 +153,13 @@ USHMEM_DEVICE_FN void ushmemi_dev_fence(void)
 {
     cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_system);
 }
+/* A release fence: orders the thread's earlier accesses (and those it has
+ * seen) before its later writes, without the sequentially consistent
+ * fence's wait; followed by relaxed writes it is a release pattern. */
+USHMEM_DEVICE_FN void ushmemi_dev_release_fence(void)
+{
+    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+}
 /* A fence followed by a relaxed write is a release pattern (PTX memory
  * model), so after the thread's own fence a signal needs no release of its
  * own, which would cost a second fence on the way to the peer. */
