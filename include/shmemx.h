@@ -50,7 +50,7 @@ int ushmemx_get_uniqueid(ushmemx_uniqueid_t *uid);
 int ushmemx_init_uniqueid(int rank, int npes, const ushmemx_uniqueid_t *uid);
 
 /* The road an operation class takes to a PE, decided at shmem_init (see
- * `ushmem_info --topology` and the README's "Routes" section). */
+ * `ushmem_info --topology` and docs/guide/routes.md). */
 enum shmemx_route_kind {
     SHMEMX_ROUTE_NONE = 0,  /* unreachable (shmem_init would have failed) */
     SHMEMX_ROUTE_SELF,      /* the calling PE */

@@ -1,7 +1,7 @@
 /* Intel SHMEM's program shape under ushmem: a SYCL (or C++) program written
  * for Intel SHMEM's <ishmem.h> builds against this header after renaming
  * ishmem_ to ushmem_, ishmemx_ to ushmemx_ and ishmem_init to shmem_init
- * (README, "SYCL kernels"). It brings the OpenSHMEM host API (<shmem.h>),
+ * (docs/guide/sycl.md). It brings the OpenSHMEM host API (<shmem.h>),
  * the device API (<ushmem/device.h>, whose calls a CPU device's kernels and
  * the host both make) and the host calls Intel SHMEM names with its own
  * prefix. */

@@ -15,8 +15,8 @@
 #
 # Then build ushmem against it (meson finds libfabric through pkg-config):
 #   PKG_CONFIG_PATH=PREFIX/lib/pkgconfig meson setup build-ofi
-# The libraries are loaded from PREFIX/lib at run time (see "Building against
-# another libfabric" in the README).
+# The libraries are loaded from PREFIX/lib at run time (see
+# docs/guide/libfabric-hmem.md, "Loading libfabric").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${1:-${HOME:-/tmp}/.local/ushmem-libfabric}

@@ -319,11 +319,61 @@ if want proxy && [ $have_ushmem = 1 ]; then
             say "dev_put_bw through the proxy exited $?: see dev_put_bw_block_proxy.txt"
         to_csv "$out/dev_put_bw_block_proxy.txt" dev_put_bw_block ushmem ushmem-proxy
     fi
+    # Back to back (--iters 300 in one kernel), then one operation after a
+    # quiet spell of T us (median of 15 launches): "busy", PE 0's GPU
+    # computing T before it (a kernel spinning on the same stream: only the
+    # library's helper threads are idle, as between the phases of a GPU
+    # program), and "idle", PE 0's host sleeping T with its GPU idle too
+    # (which the GPU's own power management also pays: the direct road and
+    # NVSHMEM beside it). The proxy awake (USHMEM_PROXY_IDLE=spin, what auto
+    # takes on a GPU node with CPUs to spare) and asleep (sleep: what it did
+    # before); then each one's CPU share over 10 s idle.
+    busy_list=${PROXY_BUSY_US:-0,100,1000,10000,100000,1000000}
+    idle_list=${PROXY_IDLE_US:-0,1000,10000,100000}
+    lat_ops=p,g,fadd,signal,barrier
     if [ -x "$bin/dev_latency_ushmem" ]; then
-        run_ushmem "$out/dev_latency_proxy.txt" 90 512M env USHMEM_DEVICE_ROUTE=proxy \
-            "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier --iters 300 ||
-            say "dev_latency through the proxy exited $?: see dev_latency_proxy.txt"
-        to_csv "$out/dev_latency_proxy.txt" dev_latency ushmem ushmem-proxy
+        for mode in spin sleep; do
+            list=$busy_list
+            [ $mode = sleep ] && list=$idle_list
+            run_ushmem "$out/dev_latency_proxy_$mode.txt" 200 512M env USHMEM_DEVICE_ROUTE=proxy \
+                USHMEM_PROXY_IDLE=$mode "$bin/dev_latency_ushmem" --op $lat_ops \
+                --iters 300 --idle-us "$list" --idle-how compute --idle-cpu 10 ||
+                say "dev_latency through the proxy ($mode) exited $?: see dev_latency_proxy_$mode.txt"
+            to_csv "$out/dev_latency_proxy_$mode.txt" dev_latency ushmem ushmem-proxy-$mode
+        done
+        cp -f "$csvdir/dev_latency_ushmem-proxy-spin.csv" "$csvdir/dev_latency_ushmem-proxy.csv" 2>/dev/null
+        run_ushmem "$out/dev_latency_proxy_spin_hostidle.txt" 90 512M env USHMEM_DEVICE_ROUTE=proxy \
+            USHMEM_PROXY_IDLE=spin "$bin/dev_latency_ushmem" --op $lat_ops --iters 10 \
+            --idle-us "$idle_list" ||
+            say "dev_latency through the proxy, host idle, exited $?: see dev_latency_proxy_spin_hostidle.txt"
+        to_csv "$out/dev_latency_proxy_spin_hostidle.txt" dev_latency ushmem ushmem-proxy-hostidle
+        run_ushmem "$out/dev_latency_direct_hostidle.txt" 90 512M \
+            "$bin/dev_latency_ushmem" --op $lat_ops --iters 10 --idle-us "$idle_list" ||
+            say "dev_latency direct, host idle, exited $?: see dev_latency_direct_hostidle.txt"
+        to_csv "$out/dev_latency_direct_hostidle.txt" dev_latency ushmem ushmem-direct-hostidle
+    fi
+    if [ -x "$bin/dev_latency_nvshmem" ] && [ $have_nv = 1 ]; then
+        run_nvshmem "$out/dev_latency_hostidle_nvshmem.txt" 90 268435456 \
+            "$bin/dev_latency_nvshmem" --op $lat_ops --iters 10 --idle-us "$idle_list" \
+            --idle-cpu 10 ||
+            say "dev_latency --idle-us (NVSHMEM) exited $?: see dev_latency_hostidle_nvshmem.txt"
+        to_csv "$out/dev_latency_hostidle_nvshmem.txt" dev_latency nvshmem nvshmem-hostidle
+    fi
+    # The floor: a host thread driving the other GPU with no ring and no
+    # library (test/perf/cuda/proxy_floor), in the same run.
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then
+        exe=$bin/proxy_floor
+        printf '%s\n' "nvcc -O3 -arch=sm_90 -o $exe test/perf/cuda/proxy_floor.cu" >>"$cmdlog"
+        if timeout 240 nvcc -O3 -arch=sm_90 -o "$exe" test/perf/cuda/proxy_floor.cu \
+            >"$out/build_proxy_floor.log" 2>&1; then
+            run_to "$out/proxy_floor_raw.txt" 90 "$exe" --iters 2000 ||
+                say "proxy_floor exited $?: see proxy_floor_raw.txt"
+            awk -F, 'BEGIN { print "# proxy_floor,raw,2"; print "what,us" }
+                     /^hop-[a-z-]+,[0-9.]+,us$/ { print $1 "," $2 }' \
+                "$out/proxy_floor_raw.txt" >"$csvdir/proxy_floor_raw.csv"
+        else
+            say "build of proxy_floor failed: see build_proxy_floor.log"
+        fi
     fi
 fi
 # ushmem over libfabric with FI_HMEM: every peer as if on another node, the
@@ -348,8 +398,9 @@ if want fabric && [ $have_ushmem = 1 ]; then
             to_csv "$out/dev_put_bw_stream_fabric.txt" dev_put_bw_stream ushmem ushmem-fabric
         fi
         if [ -x "$bin/dev_latency_ushmem" ]; then
-            run_ushmem "$out/dev_latency_fabric.txt" 90 512M "${fab[@]}" \
-                "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier,barrier_stream --iters 100 ||
+            run_ushmem "$out/dev_latency_fabric.txt" 180 512M "${fab[@]}" \
+                "$bin/dev_latency_ushmem" --op p,g,fadd,signal,barrier,barrier_stream --iters 100 \
+                --idle-us "${FABRIC_IDLE_US:-0,1000,10000,100000}" --idle-cpu 10 ||
                 say "dev_latency over libfabric exited $?: see dev_latency_fabric.txt"
             to_csv "$out/dev_latency_fabric.txt" dev_latency ushmem ushmem-fabric
         fi
@@ -676,6 +727,17 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
                 "$(val dev_latency ushmem $op)" "$(val dev_latency ushmem-proxy $op)" \
                 "$(val dev_latency ushmem-fabric $op)"
         done
+        for op in p g fadd signal barrier; do
+            for t in 0 1000 10000 100000; do
+                w=$(val dev_latency ushmem-fabric "${op}_idle$t")
+                [ -n "$w" ] || continue
+                printf '%-48s | %9s | %9s | %9s\n' "one $op after PE 0 slept ${t} us (us, median of 15)" \
+                    - - "$w"
+            done
+        done
+        printf '%-48s | %9s | %9s | %9s\n' "idle process CPU, % of a core over 10 s" - \
+            "$(val dev_latency ushmem-proxy-spin idle_cpu_pct)" \
+            "$(val dev_latency ushmem-fabric idle_cpu_pct)"
         # Stream-ordered calls reach mapped peers themselves: no proxy column.
         printf '%-48s | %9s | %9s | %9s\n' "putmem_on_stream bw 64 MiB (GB/s)" \
             "$(val dev_put_bw_stream ushmem $mib64)" - \
@@ -683,6 +745,66 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
         printf '%-48s | %9s | %9s | %9s\n' "barrier_all_on_stream (us)" \
             "$(val dev_latency ushmem barrier_stream)" - \
             "$(val dev_latency ushmem-fabric barrier_stream)"
+    fi
+    if want proxy && [ -f "$csvdir/dev_latency_ushmem-proxy-spin.csv" ]; then
+        say ""
+        say "The proxy road (USHMEM_DEVICE_ROUTE=proxy, mapped heaps) against the floor" \
+            "(proxy_floor: a host thread writing into the other GPU by a stream store, a" \
+            "copy or a kernel, no ring, no library), same run. b2b: back to back, 300 in" \
+            "one kernel; busy T: one op right after PE 0's GPU computed T us (the proxy" \
+            "idle that long), median of 15 launches; worst/busy0: the slowest of those" \
+            "over the busy-0 one (target <= 1.5)."
+        printf '%-7s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n' \
+            op proxy floor b2b b2b/fl busy0 0.1ms 1ms 10ms 100ms 1s worst/busy0
+        for op in p g fadd signal barrier; do
+            case $op in
+            p) hop=hop-memop ;; g | signal) hop=hop-copy ;; fadd) hop=hop-kernel ;; *) hop= ;;
+            esac
+            fl=n/a
+            [ -n "$hop" ] && fl=$(val proxy_floor raw "$hop")
+            [ "$op" = barrier ] && fl="8(tgt)"
+            for mode in spin sleep; do
+                b2b=$(val dev_latency "ushmem-proxy-$mode" "$op")
+                vals=()
+                for t in 0 100 1000 10000 100000 1000000; do
+                    v=$(val dev_latency "ushmem-proxy-$mode" "${op}_busy$t")
+                    [ "$t" = 0 ] && [ -z "$v" ] && v=$(val dev_latency "ushmem-proxy-$mode" "${op}_idle0")
+                    vals+=("${v:--}")
+                done
+                awk -v op="$op" -v mode="$mode" -v fl="${fl:-n/a}" -v b="${b2b:-n/a}" \
+                    -v vs="${vals[*]}" 'BEGIN {
+                    n = split(vs, v, " "); worst = 0
+                    for (i = 2; i <= n; i++) if (v[i] != "-" && v[i] + 0 > worst) worst = v[i] + 0
+                    f = fl + 0; r = (f > 0 && b != "n/a") ? sprintf("%.2f", b / f) : "n/a"
+                    if (op == "barrier" && b != "n/a") r = sprintf("%.2f", b / 8)
+                    w = (v[1] != "-" && v[1] + 0 > 0 && worst > 0) ? sprintf("%.2f", worst / v[1]) : "n/a"
+                    printf "%-7s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n",
+                        op, mode, fl, b, r, v[1], v[2], v[3], v[4], v[5], v[6], w }'
+            done
+        done
+        say ""
+        say "Host and GPU both idle (PE 0's host sleeps T, its GPU has nothing queued): one op," \
+            "median of 15, through the awake proxy, on the direct road, and NVSHMEM's (direct)."
+        printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' op road idle0 1ms 10ms 100ms
+        for op in p g fadd signal barrier; do
+            for road in ushmem-proxy-hostidle ushmem-direct-hostidle nvshmem-hostidle; do
+                vals=()
+                for t in 0 1000 10000 100000; do
+                    v=$(val dev_latency "$road" "${op}_idle$t")
+                    vals+=("${v:--}")
+                done
+                printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' "$op" \
+                    "$(sed 's/-hostidle//; s/ushmem-//' <<<"$road")" "${vals[@]}"
+            done
+        done
+        printf '%-40s | spin %s %% | sleep %s %% | NVSHMEM process %s %%\n' \
+            "idle process CPU, % of one core, 10 s" \
+            "$(val dev_latency ushmem-proxy-spin idle_cpu_pct)" \
+            "$(val dev_latency ushmem-proxy-sleep idle_cpu_pct)" \
+            "$(val dev_latency nvshmem-hostidle idle_cpu_pct)"
+        printf '%-40s | %s GB/s (target >= 350; floor: one copy-engine copy %s)\n' \
+            "proxy put bw 64 MiB, 32 blocks" "$(val dev_put_bw_block ushmem-proxy $mib64)" \
+            "$(val nvlink_ceiling raw ce)"
     fi
 } | tee "$out/summary.txt"
 

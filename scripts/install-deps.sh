@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential meson ninja-build pkg-config check libpmix-dev
           openmpi-bin libopenmpi-dev libfabric-dev libfabric-bin libze-dev libze1
-          clang-15 llvm-spirv-15 spirv-tools)
+          clang-15 llvm-spirv-15 spirv-tools
+          scdoc man-db) # the man pages, and the check that man renders them
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

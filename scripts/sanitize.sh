@@ -3,7 +3,7 @@
 # ${BUILD_DIR:-build-sanitize} and runs every test there. Any report of
 # either ends the process that made it with a non-zero status, so the test
 # fails. Leaks in third-party libraries are suppressed by
-# scripts/sanitize.supp (see the README, "Sanitizers"). Arguments go to
+# scripts/sanitize.supp (see docs/testing.md, "Sanitizers"). Arguments go to
 # meson test (a suite, test names). The last line is a plain summary:
 # "N passed, N failed, N skipped".
 set -uo pipefail

@@ -2,7 +2,7 @@
 # Runs the SYCL tests (suite `sycl`): builds AdaptiveCpp into PREFIX first if
 # PREFIX/bin/acpp is missing (scripts/build-adaptivecpp.sh, with its Debian
 # packages), then ushmem with -Dsycl=PREFIX/bin/acpp in BUILD_DIR. CI does
-# not run this (README, "SYCL kernels"). The last line is a plain summary.
+# not run this (docs/guide/sycl.md). The last line is a plain summary.
 #
 # Usage: scripts/test-sycl.sh [PREFIX]   (default: $HOME/.local/ushmem-adaptivecpp)
 #   BUILD_DIR   the build directory (default: build-sycl)

@@ -99,6 +99,11 @@ struct pe {
      * finalized. A PE that connected and exits 0 without finalizing leaves
      * its peers waiting for it, so it counts as a failure. */
     _Atomic bool connected, finalized;
+    /* Set by the main thread: the PE exited 0 without having connected, as
+     * a program does that returns before shmem_init (gone_pid: the pid it
+     * had). A PE that connects then waits in shmem_init for it forever. */
+    _Atomic bool left_unjoined;
+    pid_t gone_pid;
 };
 
 /* What ended the job first; written by the PMIx thread (abort) or the main
@@ -175,6 +180,62 @@ static void die_usage(const char *fmt, ...)
 }
 
 /* ---- command line ---- */
+
+/* The variables oshrun reads. Another OSHRUN_ one is a typo or a stale
+ * setting that would be ignored in silence: warn_unknown_vars says so, as
+ * the library does for SHMEM_ and USHMEM_ ones. */
+static const char *const known_vars[] = {"OSHRUN_BIND", "OSHRUN_DEBUG", "OSHRUN_TIMEOUT_SCALE"};
+#define N_KNOWN_VARS (sizeof(known_vars) / sizeof(known_vars[0]))
+
+/* Edit distance between a[0..alen) and b, up to 3 (only near misses
+ * matter); names of 64 characters or more count as far. */
+static size_t name_distance(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b), row[64];
+    if (alen >= 64 || blen >= 64)
+        return 3;
+    for (size_t j = 0; j <= blen; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= alen; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= blen; j++) {
+            size_t above = row[j], best = diagonal + (a[i - 1] != b[j - 1]);
+            if (above + 1 < best)
+                best = above + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[blen] < 3 ? row[blen] : 3;
+}
+
+static void warn_unknown_vars(void)
+{
+    for (char **e = environ; *e != NULL; e++) {
+        if (strncmp(*e, "OSHRUN_", 7) != 0)
+            continue;
+        size_t len = strcspn(*e, "="), best_distance = 3;
+        const char *best = NULL;
+        for (size_t i = 0; i < N_KNOWN_VARS; i++) {
+            size_t d = name_distance(*e, len, known_vars[i]);
+            if (d < best_distance) {
+                best_distance = d;
+                best = known_vars[i];
+            }
+        }
+        if (best_distance == 0)
+            continue;
+        if (best != NULL)
+            fprintf(stderr, "oshrun: warning: unknown variable %.*s is ignored; did you mean %s? "
+                            "(oshrun --help lists the known ones)\n", (int)len, *e, best);
+        else
+            fprintf(stderr, "oshrun: warning: unknown variable %.*s is ignored (oshrun --help "
+                            "lists the known ones)\n", (int)len, *e);
+    }
+}
 
 static int parse_npes(const char *s)
 {
@@ -590,13 +651,42 @@ static struct pe *pe_by_rank(pmix_rank_t rank)
     return rank < (pmix_rank_t)g_job.npes ? &g_job.pes[rank] : NULL;
 }
 
+/* PE `gone` exited 0 before joining the job and PE `waiting` has joined:
+ * the collective in shmem_init can never complete. Whichever thread sees
+ * the second of the two events records it (both may: the first wins);
+ * true if this call recorded the job's failure. */
+static bool record_unjoined(struct job *job, const struct pe *gone, const struct pe *waiting)
+{
+    return record_failure(job, 1,
+                          "PE %d (pid %d) exited with status 0 before calling shmem_init, while "
+                          "PE %d waits in it; its peers would wait for it forever",
+                          gone->rank, (int)gone->gone_pid, waiting->rank);
+}
+
+static struct pe *first_unjoined(struct job *job)
+{
+    for (int i = 0; i < job->npes; i++)
+        if (job->pes[i].left_unjoined)
+            return &job->pes[i];
+    return NULL;
+}
+
 static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     (void)server_object;
     struct pe *pe = pe_by_rank(proc->rank);
-    if (pe != NULL)
+    if (pe != NULL) {
         pe->connected = true;
+        /* After the store above: the main thread, which sets left_unjoined
+         * and then looks for connected PEs, or this, sees both. */
+        struct pe *gone = first_unjoined(&g_job);
+        if (gone != NULL && record_unjoined(&g_job, gone, pe)) {
+            char c = 'u';
+            ssize_t rc = write(g_job.abort_pipe[1], &c, 1);
+            (void)rc; /* the pipe only wakes the main thread */
+        }
+    }
     /* A client got in without oshrun's accept: this libpmix does not call
      * accept through the dynamic linker, and nobody checks who connects. */
     static atomic_bool warned;
@@ -1164,6 +1254,20 @@ static struct pe *pe_by_pid(struct job *job, pid_t pid)
     return NULL;
 }
 
+/* PE pe (pid) exited 0 without ever connecting: fine for a program that
+ * is no OpenSHMEM one (oshrun -n 4 hostname), fatal once any PE has joined
+ * and waits in shmem_init for it (then, or when one joins later:
+ * on_connected). True if this recorded the job's failure. */
+static bool left_unjoined(struct job *job, struct pe *pe, pid_t pid)
+{
+    pe->gone_pid = pid;
+    pe->left_unjoined = true;
+    for (int i = 0; i < job->npes; i++)
+        if (job->pes[i].connected && !job->pes[i].finalized)
+            return record_unjoined(job, pe, &job->pes[i]);
+    return false;
+}
+
 /* Reaps every exited PE; returns true if one of them failed first. */
 static bool reap_pes(struct job *job)
 {
@@ -1184,6 +1288,8 @@ static bool reap_pes(struct job *job)
                                      "PE %d (pid %d) exited with status 0 without calling "
                                      "shmem_finalize; its peers could wait for it forever",
                                      pe->rank, (int)pid);
+        else if (WIFEXITED(status) && !pe->connected && !job->stopping)
+            failed |= left_unjoined(job, pe, pid);
         else if (WIFSIGNALED(status))
             failed |= record_failure(job, 128 + WTERMSIG(status),
                                      "PE %d (pid %d) was killed by signal %d (%s)", pe->rank,
@@ -1597,6 +1703,7 @@ int main(int argc, char **argv)
 {
     struct options o = {0};
     parse_args(argc, argv, &o);
+    warn_unknown_vars();
     if (o.launcher != NULL)
         exec_engine(&o);
     int code = run_local(&o);

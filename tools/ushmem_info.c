@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ushmem_config.h"
+#include "../src/common/cpus.h"
 #include "../src/common/vars.h"
 #include "../src/device/device.h"
 #include "../src/host/topology.h"
@@ -41,6 +42,27 @@ static void print_backends(void)
             printf("%s", text);
         }
     }
+}
+
+/* What USHMEM_PROXY_IDLE's choices cost, and what auto takes here. */
+static void print_idle(void)
+{
+    struct ushmemi_cpus c;
+    ushmemi_cpus_probe(&c);
+    printf("Helper threads when idle (the proxy, the fabric's progress thread; "
+           "USHMEM_PROXY_IDLE=%s):\n", ushmemi_settings.proxy_idle);
+    printf("  this process may use %d CPUs (%d in its affinity mask", c.usable, c.affinity);
+    if (c.quota > 0)
+        printf(", a cgroup quota of %d", c.quota);
+    printf(")\n"
+           "  spin   keeps polling: a device request after any quiet spell is taken at once;\n"
+           "         costs one CPU core per PE while the job runs\n"
+           "  sleep  polls, then sleeps up to 1 ms: almost no CPU, but the first request\n"
+           "         after a quiet spell waits for the sleep to end (up to about 1 ms)\n"
+           "  auto   spin where the heap is on a GPU and the usable CPUs number at least\n"
+           "         twice the node's PEs (here: up to %d PEs), else sleep\n"
+           "  (ushmem_info --topology says what each PE of a job took, and why)\n",
+           c.usable / 2);
 }
 
 /* Every PE writes its part; PE 0 gathers the parts and prints them in order. */
@@ -130,6 +152,7 @@ int main(int argc, char **argv)
         char fabric[2048];
         ushmemi_ofi_describe(fabric, sizeof(fabric));
         fputs(fabric, stdout);
+        print_idle();
         printf("Installed under %s\n", USHMEM_PREFIX);
         printf("Commands: oshcc, oshc++, oshcxx, oshnvcc and oshrun in %s, each naming ushmem in "
                "--version (Open MPI's OSHMEM has commands of the same names)\n", USHMEM_BINDIR);

@@ -14,6 +14,11 @@
 #define USHMEMI_VAR_LIST(X)                                                           \
     X(symmetric_size, "SHMEM_SYMMETRIC_SIZE", SIZE, "512M",                           \
       "Size of each PE's symmetric heap in bytes: an integer or decimal number with an optional K, M, G or T suffix (powers of 1024)") \
+    X(heap_max, "USHMEM_HEAP_MAX", SIZE, "0",                                          \
+      "Most bytes each PE's symmetric heap grows to: it starts at SHMEM_SYMMETRIC_SIZE " \
+      "and grows in the allocation calls, on every PE at once, up to this; 0: what the " \
+      "device holds (the GPU's memory on cuda, the machine's memory on cpu; ze keeps "  \
+      "the start size)")                                                              \
     X(debug, "SHMEM_DEBUG", BOOL, "0",                                                \
       "Print debugging messages (same as USHMEM_LOG_LEVEL=debug)")                    \
     X(info, "SHMEM_INFO", BOOL, "0",                                                  \
@@ -22,14 +27,19 @@
     X(log_level, "USHMEM_LOG_LEVEL", STRING, "warn",                                  \
       "Log level: error, warn, info, debug or trace")                                 \
     X(backend, "USHMEM_BACKEND", STRING, "auto",                                      \
-      "Device backend for the symmetric heap: auto (a GPU if one answers, else cpu), " \
-      "cuda or cpu")                                                                  \
+      "Device backend for the symmetric heap: auto (a GPU if one answers: ze, then "  \
+      "cuda; else cpu), ze, cuda or cpu")                                             \
     X(fd_passing, "USHMEM_FD_PASSING", STRING, "auto",                                \
       "How heap file descriptors move between local PEs: auto (pidfd, then socket), " \
       "pidfd (pidfd_getfd only) or socket (SCM_RIGHTS over an abstract Unix socket)") \
     X(bootstrap_timeout, "USHMEM_BOOTSTRAP_TIMEOUT", INT, "60",                       \
       "Seconds (1 to 1000000) a PE waits for its local peers while exchanging heap handles, and for " \
       "the job's PEs to meet at PE 0 in ushmemx_init_uniqueid")                         \
+    X(hang_check, "USHMEM_HANG_CHECK", INT, "10",                                     \
+      "Seconds (0 to 1000000) a PE waits in one barrier, wait or lock before it looks, " \
+      "then once a second, for a PE of its node that will never come (its process "    \
+      "gone, or past the last barrier of shmem_finalize, as a main that returns "      \
+      "without calling it leaves it) and names it, in one line for the job; 0: never")  \
     X(bootstrap_uid_addr, "USHMEM_BOOTSTRAP_UID_ADDR", STRING, "auto",               \
       "Where ushmemx_get_uniqueid's process (PE 0) listens for the other PEs: an IP "  \
       "address or a network interface name; auto: the address the host name resolves " \
@@ -51,6 +61,20 @@
       "thread) or proxy (every call through the proxy thread)")                         \
     X(proxy_ring_size, "USHMEM_PROXY_RING_SIZE", INT, "1024",                          \
       "Slots in the proxy's request ring (a power of two, at least 2)")                 \
+    X(proxy_idle, "USHMEM_PROXY_IDLE", STRING, "auto",                               \
+      "How the proxy and fabric progress threads wait while no request comes: spin "   \
+      "(keep polling: a request after any quiet spell is taken at once, for one CPU " \
+      "core per PE), sleep (poll, then sleep up to 1 ms: almost no CPU, but the "   \
+      "first request after a quiet spell waits up to that long) or auto (spin where "   \
+      "the heap is on a GPU and the CPUs this PE may use number at least twice the "   \
+      "node's PEs, else sleep)")                                                      \
+    X(cores_shared, "USHMEM_CORES_SHARED", STRING, "auto",                           \
+      "Whether this PE shares its CPUs with more PEs than they number, so that its "     \
+      "waits in barriers and collectives block on the word (a futex, woken by the "     \
+      "writer) and other waits nap instead of spinning or yielding, which would cost "  \
+      "the PE it waits for a scheduler time slice: 1, 0, or auto (yes when the PEs of " \
+      "this machine whose CPU masks meet this PE's outnumber the CPUs of those masks, " \
+      "as lowered by a cgroup CPU quota)")                                            \
     X(fabric_staging, "USHMEM_FABRIC_STAGING", BOOL, "0",                             \
       "When the fabric cannot take device memory (no FI_HMEM), carry RMA through host " \
       "bounce buffers with the copy engine instead of failing at shmem_init")           \

@@ -7,6 +7,7 @@
 #include "device.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -32,7 +33,20 @@ struct region {
     size_t size; /* mapped length */
     enum region_kind kind;
     int fd; /* the heap's memfd; -1 for the others */
+    /* Address space held from base (a heap's, or an import's of a peer's
+     * heap, that grows into it); size for the others. */
+    size_t reserve;
+    size_t prev_size; /* size before the last chunk was mapped, for its undo */
 };
+
+/* What export_mem and export_chunk write into ushmemi_ipc_handle.data. */
+struct cpu_export_meta {
+    uint64_t reserve;    /* export_mem: the heap's reserve, which the importer holds too */
+    uint64_t chunk_from; /* export_chunk: where the chunk starts in the heap (and the file) */
+    uint64_t chunk_len;
+};
+_Static_assert(sizeof(struct cpu_export_meta) <= sizeof(((struct ushmemi_ipc_handle *)0)->data),
+               "the export metadata fits the handle");
 
 /* A copy queued on the posing "copy engine" (see cpu_copy). */
 struct pending_copy {
@@ -141,7 +155,7 @@ static ushmem_status_t pose_as_pci(int local_rank, char *bdf_p, size_t len)
 }
 
 static ushmem_status_t add_region(struct ushmemi_device *dev, void *base, size_t size,
-                                  enum region_kind kind, int fd)
+                                  enum region_kind kind, int fd, size_t reserve)
 {
     ushmem_status_t status = USHMEM_OK;
 
@@ -157,7 +171,7 @@ static ushmem_status_t add_region(struct ushmemi_device *dev, void *base, size_t
         dev->regions = grown;
         dev->cap = cap;
     }
-    dev->regions[dev->nregions++] = (struct region){base, size, kind, fd};
+    dev->regions[dev->nregions++] = (struct region){base, size, kind, fd, reserve, size};
 unlock:
     pthread_mutex_unlock(&dev->lock);
     return status;
@@ -215,7 +229,7 @@ static void cpu_close(struct ushmemi_device *dev)
                           (void *)dev->regions[i].base, dev->regions[i].size);
         /* The program's own data segment is never unmapped. */
         if (dev->regions[i].kind != REGION_STATIC)
-            munmap(dev->regions[i].base, dev->regions[i].size);
+            munmap(dev->regions[i].base, dev->regions[i].reserve);
         if (dev->regions[i].fd >= 0)
             close(dev->regions[i].fd);
     }
@@ -230,15 +244,20 @@ static ushmem_status_t cpu_identity(struct ushmemi_device *dev, struct ushmemi_d
     return USHMEM_OK;
 }
 
-static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+/* The heap: a memfd of `size` bytes mapped at the start of `reserve` bytes
+ * of address space (PROT_NONE, no memory behind it) that heap_grow maps
+ * more of the memfd into. */
+static ushmem_status_t cpu_heap_reserve(struct ushmemi_device *dev, size_t size, size_t reserve,
+                                        void **ptr_p)
 {
     ushmem_status_t status;
 
-    if (size == 0) {
-        ushmemi_error("cpu backend: heap_alloc of 0 bytes");
+    if (size == 0 || reserve < size) {
+        ushmemi_error("cpu backend: heap_reserve of %zu bytes in a reserve of %zu", size, reserve);
         return USHMEM_ERR_INVALID_PARAM;
     }
     size_t len = page_round(size);
+    reserve = page_round(reserve);
     int fd = memfd_create("ushmem-heap", MFD_CLOEXEC);
     if (fd < 0) {
         ushmemi_error("cpu backend: memfd_create for a %zu-byte heap failed: %s", size,
@@ -251,40 +270,49 @@ static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, v
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    /* Reserve room to place the heap on an aligned address, then map the
-     * memfd there and give back the unused head and tail. */
-    size_t align = ushmemi_heap_alignment_for(len);
-    size_t span = len + align;
-    char *reserve = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (reserve == MAP_FAILED) {
+    /* Reserve room to place the heap's reserve on an aligned address, map
+     * the memfd at its start and give back the unused head and tail. */
+    size_t align = ushmemi_heap_alignment_for(reserve);
+    size_t span = reserve + align;
+    char *area = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED) {
         ushmemi_error("cpu backend: reserving %zu bytes of address space for the heap failed: %s",
                       span, strerror(errno));
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    char *aligned = (char *)(((uintptr_t)reserve + align - 1) & ~(uintptr_t)(align - 1));
+    char *aligned = (char *)(((uintptr_t)area + align - 1) & ~(uintptr_t)(align - 1));
     void *ptr = mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
     if (ptr == MAP_FAILED) {
         ushmemi_error("cpu backend: mmap of a %zu-byte heap failed: %s", len, strerror(errno));
-        munmap(reserve, span);
+        munmap(area, span);
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    if (aligned > reserve)
-        munmap(reserve, (size_t)(aligned - reserve));
-    if (aligned + len < reserve + span)
-        munmap(aligned + len, (size_t)(reserve + span - (aligned + len)));
-    status = add_region(dev, ptr, len, REGION_HEAP, fd);
+    if (aligned > area)
+        munmap(area, (size_t)(aligned - area));
+    if (aligned + reserve < area + span)
+        munmap(aligned + reserve, (size_t)(area + span - (aligned + reserve)));
+    status = add_region(dev, ptr, len, REGION_HEAP, fd, reserve);
     if (status != USHMEM_OK)
         goto unmap;
     *ptr_p = ptr;
     return USHMEM_OK;
 
 unmap:
-    munmap(ptr, len);
+    munmap(ptr, reserve);
 close_fd:
     close(fd);
     return status;
+}
+
+static ushmem_status_t cpu_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+{
+    if (size == 0) {
+        ushmemi_error("cpu backend: heap_alloc of 0 bytes");
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    return cpu_heap_reserve(dev, size, size, ptr_p);
 }
 
 static void cpu_heap_free(struct ushmemi_device *dev, void *ptr, size_t size)
@@ -297,7 +325,7 @@ static void cpu_heap_free(struct ushmemi_device *dev, void *ptr, size_t size)
         ushmemi_error("cpu backend: heap_free of %p (%zu bytes), which is not a heap", ptr, size);
         return;
     }
-    munmap(r.base, r.size);
+    munmap(r.base, r.reserve);
     close(r.fd);
 }
 
@@ -313,7 +341,7 @@ static ushmem_status_t cpu_host_alloc(struct ushmemi_device *dev, size_t size, v
         ushmemi_error("cpu backend: host_alloc of %zu bytes failed: %s", size, strerror(errno));
         return USHMEM_ERR_NO_MEMORY;
     }
-    ushmem_status_t status = add_region(dev, ptr, len, REGION_HOST, -1);
+    ushmem_status_t status = add_region(dev, ptr, len, REGION_HOST, -1, len);
     if (status != USHMEM_OK) {
         munmap(ptr, len);
         return status;
@@ -340,6 +368,7 @@ static ushmem_status_t cpu_export(struct ushmemi_device *dev, void *ptr, size_t 
                                   struct ushmemi_ipc_handle *handle_p)
 {
     int fd = -1;
+    struct cpu_export_meta meta = {0};
 
     pthread_mutex_lock(&dev->lock);
     for (size_t i = 0; i < dev->nregions; i++) {
@@ -347,6 +376,7 @@ static ushmem_status_t cpu_export(struct ushmemi_device *dev, void *ptr, size_t 
         if ((r->kind == REGION_HEAP || r->kind == REGION_STATIC) && r->base == ptr &&
             size <= r->size) {
             fd = r->fd;
+            meta.reserve = r->reserve;
             break;
         }
     }
@@ -360,6 +390,7 @@ static ushmem_status_t cpu_export(struct ushmemi_device *dev, void *ptr, size_t 
     memset(handle_p, 0, sizeof(*handle_p));
     handle_p->fd = fd;
     handle_p->size = size;
+    memcpy(handle_p->data, &meta, sizeof(meta));
     return USHMEM_OK;
 }
 
@@ -384,16 +415,29 @@ static ushmem_status_t cpu_import(struct ushmemi_device *dev, const struct ushme
         goto close_fd;
     }
     size_t len = page_round((size_t)handle->size);
-    void *ptr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (ptr == MAP_FAILED) {
-        ushmemi_error("cpu backend: mmap of imported fd %d (%zu bytes) failed: %s", fd, len,
-                      strerror(errno));
+    struct cpu_export_meta meta;
+    memcpy(&meta, handle->data, sizeof(meta));
+    /* As much address space behind the peer's heap as the peer holds behind
+     * it, so that its chunks land here where they lie there. */
+    size_t reserve = meta.reserve > len ? page_round((size_t)meta.reserve) : len;
+    char *area = mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED) {
+        ushmemi_error("cpu backend: reserving %zu bytes of address space for an import failed: "
+                      "%s", reserve, strerror(errno));
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    status = add_region(dev, ptr, len, REGION_IMPORT, -1);
+    void *ptr = mmap(area, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        ushmemi_error("cpu backend: mmap of imported fd %d (%zu bytes) failed: %s", fd, len,
+                      strerror(errno));
+        munmap(area, reserve);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    status = add_region(dev, ptr, len, REGION_IMPORT, -1, reserve);
     if (status != USHMEM_OK) {
-        munmap(ptr, len);
+        munmap(ptr, reserve);
         goto close_fd;
     }
     /* The mapping keeps the file alive; the fd is no longer needed. */
@@ -415,7 +459,215 @@ static ushmem_status_t cpu_close_import(struct ushmemi_device *dev, void *ptr, s
                       ptr, size);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    munmap(r.base, r.size);
+    munmap(r.base, r.reserve);
+    return USHMEM_OK;
+}
+
+/* ---- Growth: more of the heap's memfd mapped into the reserve behind it,
+ * on this PE (heap_grow) and by each peer that maps the heap (import_chunk).
+ * The chunks of one heap are one file, so a chunk's export is the memfd
+ * again and its offset in the file is its offset in the heap. ---- */
+
+/* The region of `kind` at base, with dev->lock held; NULL when none. */
+static struct region *find_region(struct ushmemi_device *dev, const void *base,
+                                  enum region_kind kind)
+{
+    for (size_t i = 0; i < dev->nregions; i++)
+        if (dev->regions[i].base == base && dev->regions[i].kind == kind)
+            return &dev->regions[i];
+    return NULL;
+}
+
+/* Puts [from, to) of a reserve back to address space only. */
+static void unmap_chunk(char *base, size_t from, size_t to)
+{
+    if (to > from && mmap(base + from, to - from, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+                          0) == MAP_FAILED)
+        munmap(base + from, to - from); /* nothing else is ever placed there */
+}
+
+static ushmem_status_t cpu_heap_grow(struct ushmemi_device *dev, void *base, size_t old_size,
+                                     size_t new_size, char *why_p, size_t why_len)
+{
+    pthread_mutex_lock(&dev->lock);
+    struct region *r = find_region(dev, base, REGION_HEAP);
+    struct region heap = r != NULL ? *r : (struct region){0};
+    pthread_mutex_unlock(&dev->lock);
+
+    size_t to = page_round(new_size);
+    if (r == NULL || new_size < old_size) {
+        snprintf(why_p, why_len, "the cpu backend has no heap at %p to grow from %zu to %zu "
+                 "bytes", base, old_size, new_size);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    if (to > heap.reserve) {
+        snprintf(why_p, why_len, "%zu bytes do not fit the %zu bytes of address space reserved "
+                 "for the heap", to, heap.reserve);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    if (to <= heap.size) {
+        pthread_mutex_lock(&dev->lock);
+        find_region(dev, base, REGION_HEAP)->prev_size = heap.size;
+        pthread_mutex_unlock(&dev->lock);
+        return USHMEM_OK; /* mapped already (the start size's page rounding) */
+    }
+    size_t from = heap.size, len = to - from;
+    if (ftruncate(heap.fd, (off_t)to) != 0) {
+        snprintf(why_p, why_len, "extending the heap's memfd to %zu bytes failed: %s", to,
+                 strerror(errno));
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    /* The pages are taken now: memory the machine (or the PE's cgroup)
+     * lacks is a refusal here, on every PE at once, rather than a SIGBUS at
+     * some later first touch. A file system without fallocate leaves them
+     * to be taken on first touch, as the start size's are. */
+    if (fallocate(heap.fd, 0, (off_t)from, (off_t)len) != 0 && errno != EOPNOTSUPP) {
+        snprintf(why_p, why_len, "out of memory: %zu more bytes of the heap's memfd could not "
+                 "be allocated (fallocate: %s)", len, strerror(errno));
+        goto truncate;
+    }
+    if (mmap(heap.base + from, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, heap.fd,
+             (off_t)from) == MAP_FAILED) {
+        snprintf(why_p, why_len, "mapping %zu more bytes of the heap at %p failed: %s", len,
+                 (void *)(heap.base + from), strerror(errno));
+        unmap_chunk(heap.base, from, to);
+        goto truncate;
+    }
+    pthread_mutex_lock(&dev->lock);
+    r = find_region(dev, base, REGION_HEAP);
+    r->prev_size = from;
+    r->size = to;
+    pthread_mutex_unlock(&dev->lock);
+    return USHMEM_OK;
+
+truncate:
+    if (ftruncate(heap.fd, (off_t)from) != 0)
+        ushmemi_debug("cpu backend: shrinking the heap's memfd back to %zu bytes failed: %s",
+                      from, strerror(errno));
+    return USHMEM_ERR_NO_MEMORY;
+}
+
+static void cpu_heap_shrink(struct ushmemi_device *dev, void *base, size_t old_size,
+                            size_t new_size)
+{
+    (void)old_size;
+    (void)new_size;
+    pthread_mutex_lock(&dev->lock);
+    struct region *r = find_region(dev, base, REGION_HEAP);
+    size_t from = r != NULL ? r->prev_size : 0, to = r != NULL ? r->size : 0;
+    if (r != NULL)
+        r->size = r->prev_size;
+    int fd = r != NULL ? r->fd : -1;
+    pthread_mutex_unlock(&dev->lock);
+    if (r == NULL) {
+        ushmemi_error("cpu backend: heap_shrink of %p, which is not a heap", base);
+        return;
+    }
+    unmap_chunk(base, from, to);
+    if (to > from && ftruncate(fd, (off_t)from) != 0)
+        ushmemi_debug("cpu backend: shrinking the heap's memfd back to %zu bytes failed: %s",
+                      from, strerror(errno));
+}
+
+static ushmem_status_t cpu_export_chunk(struct ushmemi_device *dev, void *base, size_t old_size,
+                                        size_t new_size, struct ushmemi_ipc_handle *handle_p)
+{
+    pthread_mutex_lock(&dev->lock);
+    struct region *r = find_region(dev, base, REGION_HEAP);
+    struct region heap = r != NULL ? *r : (struct region){0};
+    pthread_mutex_unlock(&dev->lock);
+    if (r == NULL) {
+        ushmemi_error("cpu backend: export of the chunk %zu..%zu of %p, which is not a heap",
+                      old_size, new_size, base);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    struct cpu_export_meta meta = {.reserve = heap.reserve,
+                                   .chunk_from = heap.prev_size,
+                                   .chunk_len = heap.size - heap.prev_size};
+    memset(handle_p, 0, sizeof(*handle_p));
+    handle_p->fd = heap.fd;
+    handle_p->size = meta.chunk_len;
+    memcpy(handle_p->data, &meta, sizeof(meta));
+    return USHMEM_OK;
+}
+
+static ushmem_status_t cpu_import_chunk(struct ushmemi_device *dev, void *peer_base,
+                                        size_t old_size, size_t new_size,
+                                        const struct ushmemi_ipc_handle *handle, int fd)
+{
+    ushmem_status_t status = USHMEM_ERR_INVALID_PARAM;
+    struct cpu_export_meta meta;
+    struct stat st;
+
+    memcpy(&meta, handle->data, sizeof(meta));
+    pthread_mutex_lock(&dev->lock);
+    struct region *r = find_region(dev, peer_base, REGION_IMPORT);
+    struct region imp = r != NULL ? *r : (struct region){0};
+    if (r != NULL && (fd < 0 || handle->size == 0))
+        r->prev_size = r->size; /* the growth needed no new memory there */
+    pthread_mutex_unlock(&dev->lock);
+    if (r != NULL && (fd < 0 || handle->size == 0)) {
+        status = USHMEM_OK;
+        goto close_fd;
+    }
+    size_t from = (size_t)meta.chunk_from, to = from + (size_t)meta.chunk_len;
+    if (r == NULL || from != imp.size || to < from || to > imp.reserve) {
+        ushmemi_error("cpu backend: a peer's heap chunk %zu..%zu (heap %zu..%zu bytes) does not "
+                      "follow its import at %p (%zu of %zu bytes mapped)", from, to, old_size,
+                      new_size, peer_base, imp.size, imp.reserve);
+        goto close_fd;
+    }
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < (uint64_t)to) {
+        ushmemi_error("cpu backend: a peer's heap chunk ends at %zu bytes, past its file (%lld "
+                      "bytes)", to, (long long)st.st_size);
+        goto close_fd;
+    }
+    if (to > from && mmap(imp.base + from, to - from, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_FIXED, fd, (off_t)from) == MAP_FAILED) {
+        ushmemi_error("cpu backend: mapping %zu bytes of a peer's heap chunk at %p failed: %s",
+                      to - from, (void *)(imp.base + from), strerror(errno));
+        unmap_chunk(imp.base, from, to);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto close_fd;
+    }
+    pthread_mutex_lock(&dev->lock);
+    r = find_region(dev, peer_base, REGION_IMPORT);
+    r->prev_size = from;
+    r->size = to;
+    pthread_mutex_unlock(&dev->lock);
+    status = USHMEM_OK;
+close_fd:
+    if (fd >= 0)
+        close(fd);
+    return status;
+}
+
+static void cpu_close_chunk(struct ushmemi_device *dev, void *peer_base, size_t old_size,
+                            size_t new_size)
+{
+    (void)old_size;
+    (void)new_size;
+    pthread_mutex_lock(&dev->lock);
+    struct region *r = find_region(dev, peer_base, REGION_IMPORT);
+    size_t from = r != NULL ? r->prev_size : 0, to = r != NULL ? r->size : 0;
+    if (r != NULL)
+        r->size = r->prev_size;
+    pthread_mutex_unlock(&dev->lock);
+    if (r == NULL)
+        ushmemi_error("cpu backend: close_chunk of %p, which import did not return", peer_base);
+    else
+        unmap_chunk(peer_base, from, to);
+}
+
+/* The machine's memory: what a cpu heap may grow to by default. */
+static ushmem_status_t cpu_memory_size(struct ushmemi_device *dev, size_t *bytes_p)
+{
+    (void)dev;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return USHMEM_ERR_UNSUPPORTED;
+    *bytes_p = (size_t)pages * (size_t)page;
     return USHMEM_OK;
 }
 
@@ -692,7 +944,7 @@ static ushmem_status_t cpu_share_static(struct ushmemi_device *dev, void *start,
         status = USHMEM_ERR_NO_MEMORY;
         goto close_fd;
     }
-    status = add_region(dev, start, len, REGION_STATIC, fd);
+    status = add_region(dev, start, len, REGION_STATIC, fd, len);
     if (status != USHMEM_OK) {
         cpu_unshare_fixed(start, len);
         goto close_fd;
@@ -729,6 +981,13 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .export_mem = cpu_export,
     .import_mem = cpu_import,
     .close_import = cpu_close_import,
+    .heap_reserve = cpu_heap_reserve,
+    .heap_grow = cpu_heap_grow,
+    .heap_shrink = cpu_heap_shrink,
+    .export_chunk = cpu_export_chunk,
+    .import_chunk = cpu_import_chunk,
+    .close_chunk = cpu_close_chunk,
+    .memory_size = cpu_memory_size,
     .share_static = cpu_share_static,
     .unshare_static = cpu_unshare_static,
     .copy = cpu_copy,

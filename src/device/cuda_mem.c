@@ -21,12 +21,18 @@ struct cuda_export_meta {
     uint64_t size;    /* the allocation's padded size */
     uint8_t uuid[16]; /* the exporting device */
     uint32_t slot;    /* its slot in the exporter's window, or NO_SLOT */
+    uint32_t pad;
+    /* export_mem: the address space the exporter holds behind its heap,
+     * which the importer holds too; export_chunk: where the chunk lies
+     * from the heap's base (size is then the chunk's). */
+    uint64_t reserve;
+    uint64_t offset;
 };
 _Static_assert(sizeof(struct cuda_export_meta) <= sizeof(((struct ushmemi_ipc_handle *)0)->data),
                "the export metadata fits the handle");
 
 #define CUDA_EXPORT_MAGIC 0x75636461u /* "ucda" */
-#define CUDA_EXPORT_VERSION 2u
+#define CUDA_EXPORT_VERSION 3u
 #define NO_SLOT UINT32_MAX
 
 static CUdeviceptr as_devptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
@@ -112,7 +118,8 @@ static CUresult give_back_slot(struct ushmemi_device *dev, CUdeviceptr va)
  * A mapping in a slot of the window leaves the reservation to the window,
  * which the last slot to go frees. */
 static ushmem_status_t unmap_mapping(struct ushmemi_device *dev, CUdeviceptr va, size_t size,
-                                     CUmemGenericAllocationHandle handle, bool in_window)
+                                     size_t reserve, CUmemGenericAllocationHandle handle,
+                                     bool in_window)
 {
     ushmem_status_t status = USHMEM_OK;
     CUresult r = ushmemi_cu.cuMemUnmap(va, size);
@@ -124,10 +131,10 @@ static ushmem_status_t unmap_mapping(struct ushmemi_device *dev, CUdeviceptr va,
             status = ushmemi_cuda_fail("cuMemAddressFree", r, "the window holding 0x%llx",
                                        (unsigned long long)va);
     } else {
-        r = ushmemi_cu.cuMemAddressFree(va, size);
+        r = ushmemi_cu.cuMemAddressFree(va, reserve > size ? reserve : size);
         if (r != CUDA_SUCCESS && status == USHMEM_OK)
             status = ushmemi_cuda_fail("cuMemAddressFree", r, "0x%llx, %zu",
-                                       (unsigned long long)va, size);
+                                       (unsigned long long)va, reserve > size ? reserve : size);
     }
     r = ushmemi_cu.cuMemRelease(handle);
     if (r != CUDA_SUCCESS && status == USHMEM_OK)
@@ -148,7 +155,11 @@ ushmem_status_t ushmemi_cuda_release_region(struct ushmemi_device *dev,
                                        (unsigned long long)r->base);
         return status;
     }
-    status = unmap_mapping(dev, (CUdeviceptr)r->base, r->size, r->handle, r->in_window);
+    struct cuda_region copy = *r;
+    ushmemi_cuda_unmap_chunks(dev, &copy, 0);
+    free(copy.chunks);
+    status = unmap_mapping(dev, (CUdeviceptr)r->base, r->size, r->reserve, r->handle,
+                           r->in_window);
     if (r->fd >= 0)
         close(r->fd);
     return status;
@@ -156,8 +167,8 @@ ushmem_status_t ushmemi_cuda_release_region(struct ushmemi_device *dev,
 
 /* Maps the handle over [va, va + len), reserved by the caller, and opens it
  * to this device; on failure the range is unmapped again. */
-static ushmem_status_t map_at(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
-                              CUdeviceptr va, size_t len, const char *what)
+ushmem_status_t ushmemi_cuda_map_at(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
+                                    CUdeviceptr va, size_t len, const char *what)
 {
     CUresult r = ushmemi_cu.cuMemMap(va, len, 0, handle, 0);
     if (r != CUDA_SUCCESS)
@@ -175,20 +186,24 @@ static ushmem_status_t map_at(struct ushmemi_device *dev, CUmemGenericAllocation
     return USHMEM_OK;
 }
 
-/* Reserves an aligned range, maps the handle over all of it and opens it to
- * this device; on failure nothing is left behind but the handle. */
+/* Reserves an aligned range of `reserve` bytes (at least len), maps the
+ * handle over its first len bytes and opens them to this device; on failure
+ * nothing is left behind but the handle. */
 static ushmem_status_t map_handle(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
-                                  size_t len, size_t align, const char *what, CUdeviceptr *va_p)
+                                  size_t len, size_t reserve, size_t align, const char *what,
+                                  CUdeviceptr *va_p)
 {
     CUdeviceptr va = 0;
 
-    CUresult r = ushmemi_cu.cuMemAddressReserve(&va, len, align, 0, 0);
+    if (reserve < len)
+        reserve = len;
+    CUresult r = ushmemi_cu.cuMemAddressReserve(&va, reserve, align, 0, 0);
     if (r != CUDA_SUCCESS)
-        return ushmemi_cuda_fail("cuMemAddressReserve", r, "%zu bytes aligned to %zu for %s", len,
-                                 align, what);
-    ushmem_status_t status = map_at(dev, handle, va, len, what);
+        return ushmemi_cuda_fail("cuMemAddressReserve", r, "%zu bytes aligned to %zu for %s",
+                                 reserve, align, what);
+    ushmem_status_t status = ushmemi_cuda_map_at(dev, handle, va, len, what);
     if (status != USHMEM_OK) {
-        ushmemi_cu.cuMemAddressFree(va, len);
+        ushmemi_cu.cuMemAddressFree(va, reserve);
         return status;
     }
     *va_p = va;
@@ -239,26 +254,14 @@ static CUdeviceptr take_slot(struct ushmemi_device *dev, unsigned slot, size_t l
 static ushmem_status_t map_in_slot(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
                                    CUdeviceptr va, size_t len, const char *what)
 {
-    ushmem_status_t status = map_at(dev, handle, va, len, what);
+    ushmem_status_t status = ushmemi_cuda_map_at(dev, handle, va, len, what);
     if (status != USHMEM_OK)
         give_back_slot(dev, va);
     return status;
 }
 
-ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+CUmemAllocationProp ushmemi_cuda_heap_prop(const struct ushmemi_device *dev)
 {
-    ushmem_status_t status;
-    CUmemGenericAllocationHandle handle;
-    CUdeviceptr va;
-
-    if (size == 0) {
-        ushmemi_error("cuda backend: heap_alloc of 0 bytes");
-        return USHMEM_ERR_INVALID_PARAM;
-    }
-    status = ushmemi_cuda_current(dev, "heap_alloc");
-    if (status != USHMEM_OK)
-        return status;
-
     CUmemAllocationProp prop;
     memset(&prop, 0, sizeof(prop));
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -266,7 +269,38 @@ ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size,
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = dev->ordinal;
     prop.allocFlags.gpuDirectRDMACapable = dev->rdma_capable;
+    return prop;
+}
+
+ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size, void **ptr_p)
+{
+    return ushmemi_cuda_heap_reserve(dev, size, size, ptr_p);
+}
+
+/* The heap: one allocation of `size` bytes at the start of `reserve` bytes
+ * of address space (a slot of the node's window, whose stride is then the
+ * reserve), which heap_grow maps chunks into (cuda_grow.c). */
+ushmem_status_t ushmemi_cuda_heap_reserve(struct ushmemi_device *dev, size_t size, size_t reserve,
+                                          void **ptr_p)
+{
+    ushmem_status_t status;
+    CUmemGenericAllocationHandle handle;
+    CUdeviceptr va;
+
+    if (size == 0 || reserve < size) {
+        ushmemi_error("cuda backend: heap_reserve of %zu bytes in a reserve of %zu", size,
+                      reserve);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    status = ushmemi_cuda_current(dev, "heap_alloc");
+    if (status != USHMEM_OK)
+        return status;
+
+    CUmemAllocationProp prop = ushmemi_cuda_heap_prop(dev);
     size_t len = round_up(size, dev->granularity);
+    reserve = round_up(reserve, dev->granularity);
+    if (reserve < len)
+        reserve = len;
 
     CUresult r = ushmemi_cu.cuMemCreate(&handle, len, &prop, 0);
     if (r != CUDA_SUCCESS)
@@ -274,23 +308,24 @@ ushmem_status_t ushmemi_cuda_heap_alloc(struct ushmemi_device *dev, size_t size,
                                  "%zu bytes (%zu asked) of pinned, fd-exportable memory on "
                                  "device %d",
                                  len, size, dev->ordinal);
-    size_t align = ushmemi_heap_alignment_for(len);
+    size_t align = ushmemi_heap_alignment_for(reserve);
     if (align < va_alignment(dev))
         align = va_alignment(dev);
-    open_window(dev, len, align);
-    va = take_slot(dev, (unsigned)dev->local_rank, len, align);
+    open_window(dev, reserve, align);
+    va = take_slot(dev, (unsigned)dev->local_rank, reserve, align);
     bool in_window = va != 0;
     if (in_window)
         status = map_in_slot(dev, handle, va, len, "the heap");
     else
-        status = map_handle(dev, handle, len, align, "the heap", &va);
+        status = map_handle(dev, handle, len, reserve, align, "the heap", &va);
     if (status != USHMEM_OK)
         goto release_handle;
     struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_HEAP,
-                                 .handle = handle, .fd = -1, .in_window = in_window};
+                                 .handle = handle, .fd = -1, .in_window = in_window,
+                                 .reserve = reserve};
     status = ushmemi_cuda_add_region(dev, &region);
     if (status != USHMEM_OK) {
-        unmap_mapping(dev, va, len, handle, in_window);
+        unmap_mapping(dev, va, len, reserve, handle, in_window);
         return status;
     }
     *ptr_p = (void *)(uintptr_t)va;
@@ -398,6 +433,7 @@ ushmem_status_t ushmemi_cuda_export(struct ushmemi_device *dev, void *ptr, size_
         memcpy(meta.uuid, dev->id.uuid, sizeof(meta.uuid));
         meta.slot = r->in_window ? (uint32_t)((r->base - dev->window.va) / dev->window.stride)
                                  : NO_SLOT;
+        meta.reserve = r->reserve;
     }
     pthread_mutex_unlock(&dev->lock);
 
@@ -473,15 +509,18 @@ ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
     close(fd);
     fd = -1;
     size_t len = (size_t)meta.size;
+    /* As much address space behind the peer's heap as the peer holds, for
+     * the chunks it grows by. */
+    size_t reserve = meta.reserve > len ? (size_t)meta.reserve : len;
     /* Into the slot the peer's heap has in its own window, which is its
      * slot in this one too: the same object is then the same distance from
      * each heap. */
-    va = meta.slot != NO_SLOT ? take_slot(dev, meta.slot, len, va_alignment(dev)) : 0;
+    va = meta.slot != NO_SLOT ? take_slot(dev, meta.slot, reserve, va_alignment(dev)) : 0;
     bool in_window = va != 0;
     if (in_window)
         status = map_in_slot(dev, mem, va, len, "a peer's heap");
     else
-        status = map_handle(dev, mem, len, va_alignment(dev), "a peer's heap", &va);
+        status = map_handle(dev, mem, len, reserve, va_alignment(dev), "a peer's heap", &va);
     if (status != USHMEM_OK) {
         if (memcmp(meta.uuid, dev->id.uuid, sizeof(meta.uuid)) != 0)
             ushmemi_error("cuda backend: mapping another GPU's memory needs peer access between "
@@ -490,10 +529,11 @@ ushmem_status_t ushmemi_cuda_import(struct ushmemi_device *dev,
         goto release;
     }
     struct cuda_region region = {.base = (uintptr_t)va, .size = len, .kind = CUDA_REGION_IMPORT,
-                                 .handle = mem, .fd = -1, .in_window = in_window};
+                                 .handle = mem, .fd = -1, .in_window = in_window,
+                                 .reserve = reserve};
     status = ushmemi_cuda_add_region(dev, &region);
     if (status != USHMEM_OK) {
-        unmap_mapping(dev, va, len, mem, in_window);
+        unmap_mapping(dev, va, len, reserve, mem, in_window);
         return status;
     }
     describe_import(dev, va, len, meta.uuid);

@@ -42,6 +42,7 @@
     X(cuStreamDestroy)                                                                 \
     X(cuStreamSynchronize)                                                             \
     X(cuMemGetAllocationGranularity)                                                   \
+    X(cuDeviceTotalMem)                                                                \
     X(cuMemCreate)                                                                     \
     X(cuMemRelease)                                                                    \
     X(cuMemAddressReserve)                                                             \
@@ -99,11 +100,24 @@ enum cuda_region_kind { CUDA_REGION_HEAP, CUDA_REGION_IMPORT, CUDA_REGION_HOST }
  * handle and reservation must be undone in reverse; host memory is pinned. */
 struct cuda_region {
     uintptr_t base;
-    size_t size; /* mapped (padded) length */
+    size_t size; /* mapped (padded) length of the first allocation */
     enum cuda_region_kind kind;
     CUmemGenericAllocationHandle handle; /* heaps and imports */
     int fd;                              /* a heap's export, -1 until exported */
     bool in_window; /* mapped into a slot of the device's window, not reserved alone */
+    /* A heap that grows, and a peer's imported: the address space held from
+     * base (size when it does not grow), and the chunks mapped behind the
+     * first allocation, in order, each its own allocation and export. */
+    size_t reserve;
+    struct cuda_chunk *chunks;
+    size_t nchunks, chunks_before; /* chunks_before: nchunks before the last growth */
+};
+
+struct cuda_chunk {
+    uintptr_t va;
+    size_t len;
+    CUmemGenericAllocationHandle handle;
+    int fd; /* a heap chunk's export, -1 until exported; -1 for imports */
 };
 
 /* Most slots a window has (one per PE of the node); a node with more PEs
@@ -229,6 +243,30 @@ ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void 
                                                const uint64_t *wait_values, int nwaits,
                                                bool shared);
 ushmem_status_t ushmemi_cuda_close_import(struct ushmemi_device *dev, void *ptr, size_t size);
+/* Growth of the heap (cuda_grow.c). */
+ushmem_status_t ushmemi_cuda_heap_reserve(struct ushmemi_device *dev, size_t size, size_t reserve,
+                                          void **ptr_p);
+ushmem_status_t ushmemi_cuda_heap_grow(struct ushmemi_device *dev, void *base, size_t old_size,
+                                       size_t new_size, char *why_p, size_t why_len);
+void ushmemi_cuda_heap_shrink(struct ushmemi_device *dev, void *base, size_t old_size,
+                              size_t new_size);
+ushmem_status_t ushmemi_cuda_export_chunk(struct ushmemi_device *dev, void *base, size_t old_size,
+                                          size_t new_size, struct ushmemi_ipc_handle *handle_p);
+ushmem_status_t ushmemi_cuda_import_chunk(struct ushmemi_device *dev, void *peer_base,
+                                          size_t old_size, size_t new_size,
+                                          const struct ushmemi_ipc_handle *handle, int fd);
+void ushmemi_cuda_close_chunk(struct ushmemi_device *dev, void *peer_base, size_t old_size,
+                              size_t new_size);
+ushmem_status_t ushmemi_cuda_memory_size(struct ushmemi_device *dev, size_t *bytes_p);
+/* The heap's allocation properties (pinned, fd-exportable, on this device). */
+CUmemAllocationProp ushmemi_cuda_heap_prop(const struct ushmemi_device *dev);
+/* Maps handle over [va, va + len) inside a reservation and opens it to this
+ * device; on failure the range is unmapped again (logged). */
+ushmem_status_t ushmemi_cuda_map_at(struct ushmemi_device *dev, CUmemGenericAllocationHandle handle,
+                                    CUdeviceptr va, size_t len, const char *what);
+/* Unmaps and releases the chunks [from, r->nchunks) of r, last first,
+ * closing their exports; r->nchunks becomes from. */
+void ushmemi_cuda_unmap_chunks(struct ushmemi_device *dev, struct cuda_region *r, size_t from);
 ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const void *src,
                                   size_t len);
 ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len);

@@ -172,6 +172,43 @@ struct ushmemi_device_ops {
                                   int fd, void **ptr_p);
     ushmem_status_t (*close_import)(struct ushmemi_device *dev, void *ptr, size_t size);
 
+    /* A heap that grows (all optional: a backend without heap_reserve keeps
+     * the heap at its start size, and the host refuses to grow it).
+     * heap_reserve: heap_alloc's heap of `size` bytes at the start of
+     * `reserve` bytes of address space, aligned for the reserve; heap_free
+     * (with the heap's start size) releases the reserve and every chunk;
+     * export_mem's handle then tells an importer the reserve, and import_mem
+     * reserves as much behind the peer's heap, so that each PE's chunks lie
+     * where its peers map them. */
+    ushmem_status_t (*heap_reserve)(struct ushmemi_device *dev, size_t size, size_t reserve,
+                                    void **ptr_p);
+    /* Grows the heap at base from old_size to new_size bytes (the sizes the
+     * host counts; the backend maps from the end of what it has mapped, its
+     * own rounding, to new_size rounded the same way), inside the reserve,
+     * as one chunk of device memory. On failure nothing is left and why_p
+     * (why_len bytes) says why in a few words, unlogged: the host gathers
+     * every PE's answer into one line. */
+    ushmem_status_t (*heap_grow)(struct ushmemi_device *dev, void *base, size_t old_size,
+                                 size_t new_size, char *why_p, size_t why_len);
+    /* Undoes the last heap_grow (same sizes), when a peer could not grow. */
+    void (*heap_shrink)(struct ushmemi_device *dev, void *base, size_t old_size, size_t new_size);
+    /* Exports the chunk that heap_grow(base, old_size, new_size) mapped;
+     * handle_p->fd stays the backend's until heap_free. */
+    ushmem_status_t (*export_chunk)(struct ushmemi_device *dev, void *base, size_t old_size,
+                                    size_t new_size, struct ushmemi_ipc_handle *handle_p);
+    /* Maps a peer's exported chunk where it lies behind peer_base (what
+     * import_mem returned for that peer's heap); fd is this process's copy
+     * and is consumed. close_chunk undoes it (some peer could not map its
+     * chunk); close_import releases the chunks with the heap. */
+    ushmem_status_t (*import_chunk)(struct ushmemi_device *dev, void *peer_base, size_t old_size,
+                                    size_t new_size, const struct ushmemi_ipc_handle *handle,
+                                    int fd);
+    void (*close_chunk)(struct ushmemi_device *dev, void *peer_base, size_t old_size,
+                        size_t new_size);
+    /* Optional (NULL: unknown): bytes of memory the device holds, the
+     * default most a heap grows to. */
+    ushmem_status_t (*memory_size)(struct ushmemi_device *dev, size_t *bytes_p);
+
     /* Makes the existing, page-aligned host range [start, start+len) (the
      * program's data segment) exportable like a heap allocation, keeping its
      * contents; unshare_static turns it back into private memory, contents

@@ -61,7 +61,9 @@ static bool counters_usable(void)
     return ushmemi_g.heap_host_accessible || ushmemi_road_uses_fabric(USHMEMI_CLASS_SYNC);
 }
 
-static void wait_at_least(const char *call, _Atomic uint64_t *word, uint64_t target)
+/* world_epoch: the world barrier waited in, 0 for a set barrier (watch.c). */
+static void wait_at_least(const char *call, uint64_t world_epoch, _Atomic uint64_t *word,
+                          uint64_t target)
 {
     unsigned spins = 0;
     if (!ushmemi_g.heap_host_accessible) {
@@ -70,32 +72,29 @@ static void wait_at_least(const char *call, _Atomic uint64_t *word, uint64_t tar
             ushmemi_host_copy(call, &seen, (const void *)word, sizeof(seen));
             if (seen >= target)
                 break;
-            ushmemi_poll_pause(&spins);
+            ushmemi_poll_pause_in(call, world_epoch, &spins);
         }
         atomic_thread_fence(memory_order_acquire);
         return;
     }
-    while (atomic_load_explicit(word, memory_order_acquire) < target)
-        ushmemi_poll_pause(&spins);
+    ushmemi_poll_wait_ge(call, world_epoch, word, target);
 }
 
 /* The same dissemination over the host sync segments, when the heap is
  * device memory: the counters are host memory every PE has mapped. The
  * heap's data moved by this PE is complete already (the copy engine's
  * blocking copies, and quiet before shmem_barrier_all). */
-static void host_seg_barrier(void)
+static void host_seg_barrier(const char *call)
 {
     int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe, round = 0;
     uint64_t epoch = ++ushmemi_g.barrier_epoch;
     struct ushmemi_sync_seg *own = ushmemi_sync_seg(me);
 
     for (int dist = 1; dist < n; dist <<= 1, round++) {
-        unsigned spins = 0;
-
-        atomic_fetch_add_explicit(&ushmemi_sync_seg((me + dist) % n)->barrier_flags[round], 1,
-                                  memory_order_release);
-        while (atomic_load_explicit(&own->barrier_flags[round], memory_order_acquire) < epoch)
-            ushmemi_poll_pause(&spins);
+        _Atomic uint64_t *to = &ushmemi_sync_seg((me + dist) % n)->barrier_flags[round];
+        atomic_fetch_add_explicit(to, 1, memory_order_release);
+        ushmemi_poll_wake(to);
+        ushmemi_poll_wait_ge(call, epoch, &own->barrier_flags[round], epoch);
     }
 }
 
@@ -110,7 +109,7 @@ static void world_barrier(const char *call)
         return;
     }
     if (!ushmemi_g.heap_host_accessible && ushmemi_sync_seg(me) != NULL) {
-        host_seg_barrier();
+        host_seg_barrier(call);
         return;
     }
     if (!counters_usable()) {
@@ -130,7 +129,7 @@ static void world_barrier(const char *call)
          * The add releases this PE's earlier stores (and, transitively, what
          * it saw in earlier rounds) to the PE that acquires the counter. */
         ushmemi_sync_add(call, &own->barrier_flags[round], 1, (me + dist) % n);
-        wait_at_least(call, &own->barrier_flags[round], epoch);
+        wait_at_least(call, epoch, &own->barrier_flags[round], epoch);
     }
 }
 
@@ -155,12 +154,10 @@ void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
         for (int dist = 1; dist < n; dist <<= 1) {
             int to = ushmemi_coll_world_pe(set, (set->me + dist) % n);
             int from = ushmemi_coll_world_pe(set, (set->me - dist + n) % n);
-            unsigned spins = 0;
-            atomic_fetch_add_explicit(&ushmemi_sync_seg(to)->set_flags[me_world], 1,
-                                      memory_order_release);
-            uint64_t target = ++set_expected[from];
-            while (atomic_load_explicit(&own[from], memory_order_acquire) < target)
-                ushmemi_poll_pause(&spins);
+            _Atomic uint64_t *word = &ushmemi_sync_seg(to)->set_flags[me_world];
+            atomic_fetch_add_explicit(word, 1, memory_order_release);
+            ushmemi_poll_wake(word);
+            ushmemi_poll_wait_ge(call, 0, &own[from], ++set_expected[from]);
         }
         return;
     }
@@ -173,7 +170,7 @@ void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
         int to = ushmemi_coll_world_pe(set, (set->me + dist) % n);
         int from = ushmemi_coll_world_pe(set, (set->me - dist + n) % n);
         ushmemi_sync_add(call, &own[me_world], 1, to);
-        wait_at_least(call, &own[from], ++set_expected[from]);
+        wait_at_least(call, 0, &own[from], ++set_expected[from]);
     }
 }
 

@@ -413,6 +413,8 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         .abort_cb = proxy_failed,
         .abort_ctx = NULL,
         .done_copy = dev_api.done_copy,
+        .idle_spin = ushmemi_g.idle_spin,
+        .warm_offset = offsetof(struct ushmemi_reserved, warm_word),
     };
     status = ushmemi_proxy_start(&params, &ushmemi_g.proxy);
     warn_shared_device(force_proxy, peers);
@@ -472,7 +474,9 @@ ushmem_status_t ushmemi_device_api_init(void)
         .force_proxy = force_proxy,
         .mixed_roads = !force_proxy && mixed,
         .heap_base = (uint64_t)(uintptr_t)ushmemi_g.heap_base,
-        .heap_size = ushmemi_g.heap_size,
+        /* The whole reserve the heap grows into: the device's checks then
+         * stay as they are when it grows, and no module needs writing again. */
+        .heap_size = ushmemi_g.heap_reserve,
         .device_flags_offset = offsetof(struct ushmemi_reserved, device_flags),
         .device_flags_count = USHMEMI_SYNC_WORDS,
         .peers = dev_api.peers,
@@ -520,6 +524,12 @@ void ushmemi_device_api_quiet(void)
      * passes each once the proxy has done it (ring.h). */
     struct ushmem_ring_producer all = {ushmem_ring_load_acquire(&ring->tail), 0};
     ushmem_ring_quiet_on(ring, NULL, &all);
+}
+
+void ushmemi_device_api_heap_grown(size_t heap_size)
+{
+    ushmemi_ipc_transport_set_heap_size(dev_api.ipc, heap_size);
+    ushmemi_ipc_transport_set_heap_size(dev_api.ipc_ce, heap_size);
 }
 
 void ushmemi_device_api_fini(void)

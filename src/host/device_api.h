@@ -4,6 +4,8 @@
 #ifndef USHMEMI_HOST_DEVICE_API_H
 #define USHMEMI_HOST_DEVICE_API_H
 
+#include <stddef.h>
+
 #include "../common/status.h"
 
 /* Called by shmem_init once every peer's routes are built and before the
@@ -17,6 +19,10 @@ ushmem_status_t ushmemi_device_api_init(void);
  * unmapped: stops the proxy after executing every request already submitted,
  * and clears the state. Safe when init did not run or failed. */
 void ushmemi_device_api_fini(void);
+
+/* Every PE's heap grew to heap_size bytes: the proxy's roads over mapped
+ * heaps reach the new bytes. (The device state's bounds are the reserve.) */
+void ushmemi_device_api_heap_grown(size_t heap_size);
 
 /* Waits until the proxy has done every request that device code handed it
  * before the call (a kernel's puts, atomics and signals it did not quiet):

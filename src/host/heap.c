@@ -194,6 +194,55 @@ size_t ushmemi_heap_block_size(const void *ptr)
 
 size_t ushmemi_heap_bytes_in_use(void) { return heap.in_use; }
 
+size_t ushmemi_heap_size(void) { return heap.size; }
+
+/* The free block at the end of the heap, or NULL when the last block is used. */
+static struct block *free_tail(void)
+{
+    struct block *b = heap.head;
+    while (b != NULL && b->next != NULL)
+        b = b->next;
+    return b != NULL && !b->used ? b : NULL;
+}
+
+size_t ushmemi_heap_grow_need(size_t align, size_t size)
+{
+    if (size == 0 || (align & (align - 1)) != 0)
+        return 0;
+    if (align < MIN_ALIGN)
+        align = MIN_ALIGN;
+    if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4)
+        return SIZE_MAX; /* no heap grows that far */
+    size = (size + SIZE_UNIT - 1) & ~(size_t)(SIZE_UNIT - 1);
+    /* A new block goes at the end: into the free block there, or after the
+     * last used one, at the alignment. */
+    struct block *tail = free_tail();
+    size_t start = tail != NULL ? tail->offset : heap.size;
+    uintptr_t addr = (uintptr_t)heap.base + start;
+    size_t aligned = (size_t)(((addr + align - 1) & ~(uintptr_t)(align - 1)) -
+                              (uintptr_t)heap.base);
+    return aligned + size > heap.size ? aligned + size - heap.size : 0;
+}
+
+ushmem_status_t ushmemi_heap_extend(size_t size)
+{
+    if (size <= heap.size)
+        return USHMEM_OK;
+    struct block *tail = free_tail();
+    if (tail != NULL) {
+        tail->size += size - heap.size;
+    } else {
+        struct block *last = heap.head;
+        while (last->next != NULL)
+            last = last->next;
+        last->next = new_block(heap.size, size - heap.size, false, NULL);
+        if (last->next == NULL)
+            return USHMEM_ERR_NO_MEMORY;
+    }
+    heap.size = size;
+    return USHMEM_OK;
+}
+
 /* A free block no allocation can start in: it holds no block boundary
  * (the padding that aligned the block after it). */
 static bool unusable_gap(const struct block *b)

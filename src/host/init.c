@@ -13,6 +13,7 @@
 #include "device_api.h"
 #include "internal.h"
 #include "sync_seg.h"
+#include "watch.h"
 #include "routes.h"
 
 struct ushmemi_state ushmemi_g;
@@ -68,19 +69,27 @@ static ushmem_status_t load_settings(void)
     }
     if (ushmemi_settings.debug && ushmemi_log_level < USHMEMI_LOG_DEBUG)
         ushmemi_log_level = USHMEMI_LOG_DEBUG;
+    /* The value as the user typed it ("16777214T"), then what it came to. */
+    const char *size_text = getenv("SHMEM_SYMMETRIC_SIZE");
     if (ushmemi_settings.symmetric_size < 4096) {
-        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too small (at least 4096 bytes)",
-                      ushmemi_settings.symmetric_size);
+        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%s is too small (%zu bytes; at least 4096 bytes)",
+                      size_text != NULL ? size_text : "", ushmemi_settings.symmetric_size);
         status = USHMEM_ERR_INVALID_VALUE;
     } else if (ushmemi_settings.symmetric_size > symmetric_size_max()) {
-        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%zu is too large (at most %zu bytes)",
-                      ushmemi_settings.symmetric_size, symmetric_size_max());
+        ushmemi_error("SHMEM_SYMMETRIC_SIZE=%s is too large (%zu bytes; at most %zu bytes)",
+                      size_text != NULL ? size_text : "", ushmemi_settings.symmetric_size,
+                      symmetric_size_max());
         status = USHMEM_ERR_INVALID_VALUE;
     }
     if (ushmemi_settings.bootstrap_timeout < 1 ||
         ushmemi_settings.bootstrap_timeout > USHMEMI_BOOTSTRAP_TIMEOUT_MAX) {
         ushmemi_error("USHMEM_BOOTSTRAP_TIMEOUT=%ld must be between 1 and %d seconds",
                       ushmemi_settings.bootstrap_timeout, USHMEMI_BOOTSTRAP_TIMEOUT_MAX);
+        status = USHMEM_ERR_INVALID_VALUE;
+    }
+    if (ushmemi_settings.hang_check < 0 || ushmemi_settings.hang_check > 1000000) {
+        ushmemi_error("USHMEM_HANG_CHECK=%ld must be between 0 (never) and 1000000 seconds",
+                      ushmemi_settings.hang_check);
         status = USHMEM_ERR_INVALID_VALUE;
     }
     return status;
@@ -303,11 +312,22 @@ static int do_init(int requested, const struct uid_request *uid)
 
     size_t heap_size = USHMEMI_RESERVED_SIZE + ushmemi_settings.symmetric_size;
     void *heap;
-    status = ushmemi_g.dev_ops->heap_alloc(ushmemi_g.dev, heap_size, &heap);
+    /* The heap starts at its start size in front of the address space it
+     * may grow into (heap_grow.c). */
+    size_t heap_reserve = ushmemi_heap_reserve_for(heap_size, &ushmemi_g.heap_max_from);
+    status = heap_reserve > heap_size
+                 ? ushmemi_g.dev_ops->heap_reserve(ushmemi_g.dev, heap_size, heap_reserve, &heap)
+                 : ushmemi_g.dev_ops->heap_alloc(ushmemi_g.dev, heap_size, &heap);
     if (status != USHMEM_OK)
-        init_failed("cannot allocate the symmetric heap (SHMEM_SYMMETRIC_SIZE)", status);
+        init_failed(heap_reserve > heap_size
+                        ? "cannot allocate the symmetric heap (SHMEM_SYMMETRIC_SIZE) in front of "
+                          "the address space it may grow into (USHMEM_HEAP_MAX)"
+                        : "cannot allocate the symmetric heap (SHMEM_SYMMETRIC_SIZE)",
+                    status);
     ushmemi_g.heap_base = heap;
     ushmemi_g.heap_size = heap_size;
+    ushmemi_g.heap_start = heap_size;
+    ushmemi_g.heap_reserve = heap_reserve;
     ushmemi_g.reserved = heap;
     ushmemi_g.user_base = ushmemi_g.heap_base + USHMEMI_RESERVED_SIZE;
     ushmemi_g.user_size = ushmemi_settings.symmetric_size;
@@ -366,6 +386,10 @@ static int do_init(int requested, const struct uid_request *uid)
         if (status != USHMEM_OK)
             init_failed("cannot share the host sync segment", status);
     }
+
+    status = ushmemi_idle_decide();
+    if (status != USHMEM_OK)
+        init_failed("cannot decide how this PE waits (see above)", status);
 
     status = ushmemi_routes_build(&oob);
     if (status != USHMEM_OK)
@@ -472,7 +496,9 @@ USHMEMI_API void shmem_finalize(void)
     }
     ushmemi_g.init_count = 0;
     shmem_quiet();
+    ushmemi_watch_finalizing(exiting); /* for peers that wait long (watch.c) */
     ushmemi_barrier_world();
+    ushmemi_watch_left();
     ushmemi_device_api_fini();
     ushmemi_ipc_disconnect(ushmemi_g.dev_ops, ushmemi_g.dev, ushmemi_g.peers, ushmemi_g.n_pes,
                            ushmemi_g.my_pe, ushmemi_g.heap_size);

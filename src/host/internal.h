@@ -48,6 +48,8 @@ struct ushmemi_reserved {
     /* The proxy's copy of its ring's completed counter (ring.h), which
      * device code polls in device memory rather than in host memory. */
     uint64_t ring_done __attribute__((aligned(64)));
+    /* Written by peers' proxies to keep the link in use; never read. */
+    uint64_t warm_word;
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
 };
 #define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)
@@ -63,13 +65,29 @@ struct ushmemi_state {
      * launcher's node; host_local_* are the launcher's, for CPU placement. */
     int local_rank, local_size, node;
     int host_local_rank, host_local_size;
+    /* How the proxy and the fabric's progress thread wait while idle
+     * (idle.c): spin or sleep, and why, for ushmem_info --topology. */
+    bool idle_spin;
+    int usable_cpus;
+    char idle_why[192];
+    /* This PE's CPUs are shared by more PEs than they number (idle.c):
+     * waits hand the core over (util.c), and why, for ushmem_info. */
+    bool cores_shared;
+    /* Some PE of this machine waits so: writers of counters wake it. */
+    bool cores_wake;
+    char cores_why[192];
 
     struct ushmemi_bootstrap bs;
     const struct ushmemi_device_ops *dev_ops;
     struct ushmemi_device *dev;
 
     char *heap_base; /* this PE's heap: the reserved area, then the user part */
-    size_t heap_size;
+    size_t heap_size; /* now: it grows in the allocation calls (heap_grow.c) */
+    /* Where it started (the reserved area and SHMEM_SYMMETRIC_SIZE), and the
+     * most it may grow to: the address space held behind heap_base (equal
+     * to the start size where the backend cannot grow a heap). */
+    size_t heap_start, heap_reserve;
+    const char *heap_max_from; /* what set heap_reserve, for ushmem_info */
     /* The user part, the only one user calls may name: after the reserved
      * area and the blocks that shmem_init allocates for itself (the device
      * API's peer table). */
@@ -123,6 +141,8 @@ extern struct ushmemi_team ushmemi_team_world, ushmemi_team_shared, ushmemi_team
 
 /* Fills world, shared and node once the peers are known. */
 void ushmemi_teams_init(void);
+/* Decides ushmemi_g.idle_spin from USHMEM_PROXY_IDLE (idle.c); after the heap is open. */
+ushmem_status_t ushmemi_idle_decide(void);
 /* Forgets every split team (shmem_finalize). */
 void ushmemi_teams_fini(void);
 /* The team behind a handle: NULL for SHMEM_TEAM_INVALID; fatal for a handle
@@ -330,8 +350,25 @@ ushmem_status_t ushmemi_static_share(const struct ushmemi_oob *oob,
 void ushmemi_static_unshare(void);
 
 /* Polling helper for waits: spins briefly, then yields so that oversubscribed
- * PEs make progress. */
+ * PEs make progress. The _in form names the call that waits, and the world
+ * barrier's epoch (0 for other waits), for the line a long wait prints when
+ * a peer will never come (watch.c). */
 void ushmemi_poll_pause(unsigned *spins);
+void ushmemi_poll_pause_in(const char *call, uint64_t world_epoch, unsigned *spins);
+/* The same for a wait on one of the runtime's 64-bit counters (barrier
+ * rounds), until it reaches target. Where cores are shared, it blocks on the
+ * counter (a futex) after a short spin, which ushmemi_poll_wake ends. */
+void ushmemi_poll_wait_ge(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
+                          uint64_t target);
+/* After a store to a counter that some PE may wait on with
+ * ushmemi_poll_wait_ge: wakes it where some PE of this machine shares
+ * cores, else nothing. */
+void ushmemi_poll_wake_slow(const _Atomic uint64_t *word);
+static inline void ushmemi_poll_wake(const _Atomic uint64_t *word)
+{
+    if (__builtin_expect(ushmemi_g.cores_wake, 0))
+        ushmemi_poll_wake_slow(word);
+}
 
 /* Heap allocator (heap.c): deterministic, metadata in host memory. Every
  * block starts on a multiple of USHMEMI_HEAP_BLOCK_ALIGN (from the heap's
@@ -348,6 +385,24 @@ bool ushmemi_heap_resize(void *ptr, size_t size);
 /* Size of the live allocation at ptr, 0 when none. */
 size_t ushmemi_heap_block_size(const void *ptr);
 size_t ushmemi_heap_bytes_in_use(void);
+/* The allocator's size (the user part with shmem_init's own blocks). */
+size_t ushmemi_heap_size(void);
+/* Bytes the allocator must gain at its end for ushmemi_heap_alloc(align,
+ * size) to succeed there; 0 when the block fits at the end as it is. */
+size_t ushmemi_heap_grow_need(size_t align, size_t size);
+/* The allocator covers `size` bytes now (more than before): the new bytes
+ * join the free block at its end. */
+ushmem_status_t ushmemi_heap_extend(size_t size);
+
+/* Growth of the symmetric heap (heap_grow.c). The reserve to hold at
+ * shmem_init for a heap that starts at `start` bytes (USHMEM_HEAP_MAX, or
+ * what the device holds), and its source for messages. */
+size_t ushmemi_heap_reserve_for(size_t start, const char **from_p);
+/* Grows every PE's heap, collectively, so that ushmemi_heap_alloc(align,
+ * size) fits: true when it did; false on every PE when some PE could not,
+ * with nothing left mapped, after one line naming that PE and why
+ * (*said_p true), or without trying when no growth would help (false). */
+bool ushmemi_heap_grow(const char *call, size_t align, size_t size, bool *said_p);
 /* Bytes from the start of the heap to the end of the last of the live
  * blocks that follow each other with no gap any allocation could use:
  * after shmem_init's own allocations, where the user's part begins. */

@@ -27,7 +27,7 @@ USHMEMI_API void shmem_set_lock(long *lock)
     uint32_t ticket = shmem_uint32_atomic_fetch_inc(next_word(lock), LOCK_PE);
     unsigned spins = 0;
     while (shmem_uint32_atomic_fetch(serving_word(lock), LOCK_PE) != ticket)
-        ushmemi_poll_pause(&spins);
+        ushmemi_poll_pause_in("shmem_set_lock", 0, &spins);
     /* Nothing done inside the lock may be seen before it is held. */
     atomic_thread_fence(memory_order_acquire);
 }

@@ -122,23 +122,45 @@ static void check_same_request(const char *call, size_t count, size_t size, size
     free(all);
 }
 
+/* A block from the allocator, the heap grown first on every PE when it does
+ * not fit (heap_grow.c): collective, like every caller. *said_p: a NULL was
+ * explained already (the growth's one line). */
+static void *alloc_growing(const char *call, size_t align, size_t size, bool *said_p)
+{
+    *said_p = false;
+    void *ptr = ushmemi_heap_alloc(align, size);
+    if (ptr != NULL || size == 0)
+        return ptr;
+    /* The allocator is deterministic: every PE fails here together. */
+    if (!ushmemi_heap_grow(call, align, size, said_p))
+        return NULL;
+    return ushmemi_heap_alloc(align, size);
+}
+
+/* The heap's user part as it may grow: its maximum, for messages. */
+static size_t user_max(void) { return ushmemi_g.heap_reserve - USHMEMI_RESERVED_SIZE; }
+
 /* The allocation, once every PE is known to ask for the same. */
 static void *alloc_agreed(const char *call, size_t align, size_t size)
 {
+    bool said;
     if (size == 0) {
         ushmemi_barrier_world();
         return NULL;
     }
-    void *ptr = ushmemi_heap_alloc(align, size);
-    if (ptr == NULL && align != 0)
+    void *ptr = alloc_growing(call, align, size, &said);
+    if (ptr != NULL || said) {
+        /* done, or the growth said why not */
+    } else if (align != 0) {
         ushmemi_error("%s(%zu, %zu): the symmetric heap has no free block of that size at that "
-                      "alignment (%zu of %zu bytes in use); raise SHMEM_SYMMETRIC_SIZE",
-                      call, align, size, ushmemi_heap_bytes_in_use(),
-                      ushmemi_settings.symmetric_size);
-    else if (ptr == NULL)
-        ushmemi_error("%s(%zu): the symmetric heap cannot hold it (%zu of %zu bytes in use); "
-                      "raise SHMEM_SYMMETRIC_SIZE",
-                      call, size, ushmemi_heap_bytes_in_use(), ushmemi_settings.symmetric_size);
+                      "alignment (%zu of %zu bytes in use, %zu at most: USHMEM_HEAP_MAX)",
+                      call, align, size, ushmemi_heap_bytes_in_use(), ushmemi_g.user_size,
+                      user_max());
+    } else {
+        ushmemi_error("%s(%zu): the symmetric heap cannot hold it (%zu of %zu bytes in use, %zu "
+                      "at most: USHMEM_HEAP_MAX)",
+                      call, size, ushmemi_heap_bytes_in_use(), ushmemi_g.user_size, user_max());
+    }
     /* Allocation is a synchronisation point: no PE writes into the new block
      * before every PE owns it. */
     ushmemi_barrier_world();
@@ -156,11 +178,18 @@ USHMEMI_API void *shmem_malloc(size_t size) { return alloc_collective("shmem_mal
 
 USHMEMI_API void *shmem_malloc_with_hints(size_t size, long hints)
 {
-    /* Every hint is valid on host memory; they matter for device backends. */
-    if (hints & ~(SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE))
-        ushmemi_warn("shmem_malloc_with_hints: unknown hint bits 0x%lx ignored",
-                     (unsigned long)hints & ~(unsigned long)(SHMEM_MALLOC_ATOMICS_REMOTE |
-                                                             SHMEM_MALLOC_SIGNAL_REMOTE));
+    /* Every hint is valid on host memory; they matter for device backends.
+     * Unknown bits are said once per job: programs pass their hints in a
+     * loop, and every PE the same ones (a collective call), so PE 0 says it
+     * the first time and the others only at debug level. */
+    static atomic_bool said;
+    unsigned long unknown = (unsigned long)hints & ~(unsigned long)(SHMEM_MALLOC_ATOMICS_REMOTE |
+                                                                    SHMEM_MALLOC_SIGNAL_REMOTE);
+    if (unknown != 0 && !atomic_exchange(&said, true))
+        ushmemi_log(ushmemi_g.my_pe == 0 ? USHMEMI_LOG_WARN : USHMEMI_LOG_DEBUG,
+                    "shmem_malloc_with_hints: unknown hint bits 0x%lx ignored (said once, by "
+                    "PE 0)",
+                    unknown);
     return alloc_collective("shmem_malloc_with_hints", size);
 }
 
@@ -173,13 +202,14 @@ USHMEMI_API void *shmem_calloc(size_t count, size_t size)
         ushmemi_barrier_world();
         return NULL;
     }
-    void *ptr = ushmemi_heap_alloc(0, count * size);
+    bool said;
+    void *ptr = alloc_growing("shmem_calloc", 0, count * size, &said);
     if (ptr)
         ushmemi_host_copy_zero(ptr, count * size);
-    else if (count * size != 0)
+    else if (count * size != 0 && !said)
         ushmemi_error("shmem_calloc(%zu, %zu): the symmetric heap cannot hold it (%zu of %zu "
-                      "bytes in use); raise SHMEM_SYMMETRIC_SIZE",
-                      count, size, ushmemi_heap_bytes_in_use(), ushmemi_settings.symmetric_size);
+                      "bytes in use, %zu at most: USHMEM_HEAP_MAX)",
+                      count, size, ushmemi_heap_bytes_in_use(), ushmemi_g.user_size, user_max());
     ushmemi_barrier_world();
     return ptr;
 }
@@ -230,17 +260,17 @@ USHMEMI_API void *shmem_align(size_t alignment, size_t size)
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
         ushmemi_error("shmem_align(%zu, %zu): the alignment %zu is not a power of two", alignment,
                       size, alignment);
-    } else if (alignment > ushmemi_settings.symmetric_size) {
+    } else if (alignment > user_max()) {
         ushmemi_error("shmem_align(%zu, %zu): the alignment %zu is larger than the symmetric heap "
-                      "(SHMEM_SYMMETRIC_SIZE=%zu bytes)",
-                      alignment, size, alignment, ushmemi_settings.symmetric_size);
+                      "may grow (%zu bytes at most: %s)",
+                      alignment, size, alignment, user_max(), ushmemi_g.heap_max_from);
     } else if (alignment > USHMEMI_HEAP_ALIGNMENT && alignment > shared_base_alignment()) {
         ushmemi_error("shmem_align(%zu, %zu): the alignment %zu cannot hold on every PE: a "
                       "symmetric block has one offset on all PEs, and their heaps lie at "
                       "addresses that agree only modulo %zu bytes (the device backend aligns "
                       "each heap to %zu bytes)",
                       alignment, size, alignment, shared_base_alignment(),
-                      ushmemi_heap_alignment_for(ushmemi_g.heap_size));
+                      ushmemi_heap_alignment_for(ushmemi_g.heap_reserve));
     } else {
         return alloc_agreed("shmem_align", alignment, size);
     }
@@ -285,11 +315,13 @@ USHMEMI_API void *shmem_realloc(void *ptr, size_t size)
         ushmemi_barrier_world();
         return ptr;
     }
-    void *fresh = ushmemi_heap_alloc(0, size);
+    bool said;
+    void *fresh = alloc_growing("shmem_realloc", 0, size, &said);
     if (fresh == NULL) {
-        ushmemi_error("shmem_realloc(%p, %zu): the symmetric heap cannot hold it; the old block "
-                      "is kept",
-                      ptr, size);
+        if (!said)
+            ushmemi_error("shmem_realloc(%p, %zu): the symmetric heap cannot hold it; the old "
+                          "block is kept",
+                          ptr, size);
         ushmemi_barrier_world();
         return NULL;
     }

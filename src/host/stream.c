@@ -236,8 +236,8 @@ static bool team_set(const char *call, shmem_team_t team, struct ushmemi_coll_se
  * that share PEs may use either. False when this backend or team takes the
  * rounds. How the backend queues it (on cuda, a small kernel or stream
  * memory operations: USHMEM_CUDA_STREAM_BARRIER) is the backend's choice,
- * told whether a member shares this PE's device; the README gives what
- * each measured. */
+ * told whether a member shares this PE's device; docs/performance/h200.md
+ * gives what each measured. */
 static bool barrier_on_stream_flat(const char *call, const struct ushmemi_coll_set *set,
                                    CUstream stream)
 {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "watch.h"
 
 static struct {
     const struct ushmemi_device_ops *ops; /* the cpu backend's: host memory */
@@ -41,6 +42,8 @@ ushmem_status_t ushmemi_sync_seg_open(const struct ushmemi_oob *oob,
         status = USHMEM_ERR_NO_MEMORY;
         goto free_seg;
     }
+    /* Before the peers map it: who owns it, for a peer that waits long. */
+    ushmemi_watch_open((struct ushmemi_sync_seg *)seg.base);
     struct ushmemi_ipc_config seg_config = *config;
     seg_config.segment = "host sync segment";
     status = ushmemi_ipc_connect(oob, seg.ops, seg.dev, seg.base, SEG_SIZE, &seg_config,
@@ -55,6 +58,7 @@ ushmem_status_t ushmemi_sync_seg_open(const struct ushmemi_oob *oob,
     return USHMEM_OK;
 
 free_peers:
+    ushmemi_watch_open(NULL);
     free(seg.peers);
     seg.peers = NULL;
 free_seg:
@@ -70,6 +74,7 @@ void ushmemi_sync_seg_close(int npes, int my_pe)
 {
     if (seg.dev == NULL)
         return;
+    ushmemi_watch_open(NULL);
     seg.usable = false;
     ushmemi_ipc_disconnect(seg.ops, seg.dev, seg.peers, npes, my_pe, SEG_SIZE);
     free(seg.peers);
@@ -78,6 +83,11 @@ void ushmemi_sync_seg_close(int npes, int my_pe)
     seg.base = NULL;
     seg.ops->close(seg.dev);
     seg.dev = NULL;
+}
+
+struct ushmemi_sync_seg *ushmemi_sync_seg_mapped(int pe)
+{
+    return seg.peers != NULL ? (struct ushmemi_sync_seg *)seg.peers[pe].base : NULL;
 }
 
 struct ushmemi_sync_seg *ushmemi_sync_seg(int pe)

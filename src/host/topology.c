@@ -79,6 +79,12 @@ void ushmemi_topology_write(FILE *out)
             landing ? " (peers' operations on the heap land through messages)"
             : hmem  ? " (the heap registered with it as device memory, FI_HMEM)"
                     : "");
+    fprintf(out, "  heap: start %zu bytes, maximum %zu bytes (%s), now %zu bytes\n",
+            ushmemi_g.heap_start, ushmemi_g.heap_reserve, ushmemi_g.heap_max_from,
+            ushmemi_g.heap_size);
+    fprintf(out, "  proxy %s; helper threads when idle: %s\n",
+            ushmemi_g.proxy != NULL ? "running" : "not started", ushmemi_g.idle_why);
+    fprintf(out, "  cores shared with other PEs: %s\n", ushmemi_g.cores_why);
     if (ushmemi_g.fabric != NULL && ushmemi_g.fabric_ops == &ushmemi_transport_ofi_ops) {
         char where[512];
         ushmemi_ofi_endpoint_text(ushmemi_g.fabric, where, sizeof(where));

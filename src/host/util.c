@@ -1,15 +1,19 @@
 /* Shared helpers of the host API: fatal errors, argument checks, address
  * translation, copies and polling. */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "watch.h"
 
 _Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
 {
@@ -223,20 +227,89 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void ushmemi_poll_pause(unsigned *spins)
+/* Spins before a wait starts to yield or sleep: where cores are not
+ * shared, and where they are (ushmemi_g.cores_shared), when the PE waited
+ * for may need this very CPU and each spin delays it. */
+#define POLL_SPINS 128
+#define POLL_SPINS_SHARED 8
+/* Where cores are shared: how long a wait yields before it blocks, what
+ * yield took a slice (a busy thread beside), and for how long after such a
+ * yield waits block at once. */
+#define SHARED_YIELD_NS 200000
+#define SHARED_SLOW_YIELD_NS 1000000
+#define SHARED_COSTLY_NS 100000000
+
+static void pause_on(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
+                     uint64_t seen, unsigned *spins);
+
+void ushmemi_poll_pause(unsigned *spins) { pause_on(NULL, 0, NULL, 0, spins); }
+
+void ushmemi_poll_pause_in(const char *call, uint64_t world_epoch, unsigned *spins)
+{
+    pause_on(call, world_epoch, NULL, 0, spins);
+}
+
+void ushmemi_poll_wait_ge(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
+                          uint64_t target)
+{
+    unsigned spins = 0;
+    uint64_t seen;
+    while ((seen = atomic_load_explicit(word, memory_order_acquire)) < target)
+        pause_on(call, world_epoch, word, seen, &spins);
+}
+
+/* The futex word of a counter: its low 32 bits, which every increment
+ * changes. Futexes on MAP_SHARED memory (the heaps, the sync segments) are
+ * keyed by the file and offset, so they work across processes. */
+static uint32_t *low_half(const _Atomic uint64_t *word)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint32_t *)(uintptr_t)word + 1;
+#else
+    return (uint32_t *)(uintptr_t)word;
+#endif
+}
+
+void ushmemi_poll_wake_slow(const _Atomic uint64_t *word)
+{
+    syscall(SYS_futex, low_half(word), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Where cores are shared: blocks until the counter's low half changes from
+ * seen's, it is woken, or a timeout passes. The timeout is what ends the
+ * wait when the writer does not wake: a store over the fabric (which this
+ * PE's own progress may have to land, hence short then), or a peer that
+ * decided otherwise (USHMEM_CORES_SHARED set differently). */
+static void futex_wait(const _Atomic uint64_t *word, uint64_t seen)
+{
+    struct timespec ts = {0, ushmemi_g.fabric != NULL ? 50000 : 1000000};
+    syscall(SYS_futex, low_half(word), FUTEX_WAIT, (uint32_t)seen, &ts, NULL, 0);
+}
+
+static void pause_on(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
+                     uint64_t seen, unsigned *spins)
 {
     /* A short spin keeps latency low when the peer runs on another core;
      * then yield, because PEs often outnumber cores; after a millisecond of
      * real waiting, sleep in growing steps so that a PE waiting a long time
      * (for slow I/O on a peer, say) stops burning a core. The threshold is
-     * time, not a count: yields return at once when nobody else runs. */
-    static _Thread_local int64_t yield_start;
-    unsigned n = ++*spins;
+     * time, not a count: yields return at once when nobody else runs. A
+     * wait of USHMEM_HANG_CHECK seconds looks for a peer that will never
+     * come (watch.c), between sleeps.
+     *
+     * Where cores are shared, a yield beside a busy thread gives the CPU
+     * away for the rest of a scheduler slice (about a millisecond under
+     * EEVDF), not to the peer alone: such a wait spins less, then blocks on
+     * the counter it waits for (the writer wakes it: ushmemi_poll_wake), or
+     * naps, and never yields. */
+    static _Thread_local int64_t yield_start, watch_at, costly_until;
+    bool shared = ushmemi_g.cores_shared;
+    unsigned n = ++*spins, spin_for = shared ? POLL_SPINS_SHARED : POLL_SPINS;
     /* What this PE waits for may be a peer's put or atomic over the fabric,
      * which a provider with manual progress lands only when called. */
     if (ushmemi_g.fabric != NULL)
         ushmemi_g.fabric_ops->progress(ushmemi_g.fabric);
-    if (n < 128) {
+    if (n < spin_for) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -244,14 +317,32 @@ void ushmemi_poll_pause(unsigned *spins)
 #endif
         return;
     }
-    if (n == 128)
+    if (n == spin_for) {
         yield_start = now_ns();
+        watch_at = ushmemi_watch_after_ns();
+    }
     int64_t waited = now_ns() - yield_start;
-    if (waited < 1000000) {
+    if (!shared && waited < 1000000) {
         sched_yield();
         return;
     }
-    /* 1 ms of waiting: sleep 10 us, growing to 200 us after 20 ms. */
+    if (shared && waited < SHARED_YIELD_NS && yield_start > costly_until) {
+        /* Beside other waiting PEs a yield hands the CPU over at once and
+         * costs less than a futex's sleep and wake-up; beside a busy
+         * thread it costs a slice: then block for a while instead. */
+        int64_t before = now_ns();
+        sched_yield();
+        if (now_ns() - before > SHARED_SLOW_YIELD_NS)
+            costly_until = before + SHARED_COSTLY_NS;
+        return;
+    }
+    if (watch_at > 0 && waited >= watch_at)
+        watch_at = ushmemi_watch_check(call, world_epoch, waited);
+    if (shared && word != NULL) {
+        futex_wait(word, seen);
+        return;
+    }
+    /* Sleep 10 us, growing to 200 us after 20 ms. */
     long ns = waited < 20000000 ? 10000 : 200000;
     struct timespec ts = {0, ns};
     nanosleep(&ts, NULL);

@@ -82,7 +82,7 @@ static void wait_all(const struct wait_set *w)
         if (!included(w, i))
             continue;
         while (!element_ok(w, i))
-            ushmemi_poll_pause(&spins);
+            ushmemi_poll_pause_in(w->call, 0, &spins);
     }
 }
 
@@ -170,7 +170,7 @@ static size_t wait_any(const struct wait_set *w)
     unsigned spins = 0;
     size_t found;
     while ((found = test_any_from(w, c)) == SIZE_MAX)
-        ushmemi_poll_pause(&spins);
+        ushmemi_poll_pause_in(w->call, 0, &spins);
     return found;
 }
 
@@ -182,7 +182,7 @@ static size_t wait_some(const struct wait_set *w, size_t *indices)
     unsigned spins = 0;
     size_t found;
     while ((found = test_some(w, indices)) == 0)
-        ushmemi_poll_pause(&spins);
+        ushmemi_poll_pause_in(w->call, 0, &spins);
     return found;
 }
 
@@ -367,6 +367,6 @@ USHMEMI_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64
         }
         if (uint64_compare(value, cmp, cmp_value))
             return value;
-        ushmemi_poll_pause(&spins);
+        ushmemi_poll_pause_in(call, 0, &spins);
     }
 }

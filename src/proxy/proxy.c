@@ -9,8 +9,11 @@
  * their old value into the ring's result cell), and the completed counter's
  * copy in device memory, written by the device behind them, completes them;
  * the counter in host memory follows when the proxy has nothing else to do.
- * When the ring is empty the thread spins briefly, then yields, then sleeps
- * with exponential backoff, so an idle proxy costs almost no CPU. Beside
+ * When the ring is empty the thread either keeps polling (params.idle_spin:
+ * a request after any quiet spell is taken at once, for a CPU core) or
+ * spins briefly, then yields, then sleeps with exponential backoff, so that
+ * an idle proxy costs almost no CPU but the first request after a quiet
+ * spell may wait for the sleep to end. Beside
  * the ring it carries the requests that stream-ordered calls post for PEs
  * whose heaps are not mapped here (proxy.h), each once its stream has
  * written its trigger word; while one is posted the thread does not sleep. */
@@ -37,7 +40,7 @@
  * sleep, doubling from the minimum to the maximum. The maximum is what the
  * first request after a long idle period may wait; the sleeps are what an
  * idle proxy costs. A futex or condvar wake-up is not an option: device code
- * cannot make system calls. */
+ * cannot make system calls. With params.idle_spin none of this applies. */
 #define IDLE_SPIN_NS 10000L
 #define IDLE_YIELD_NS 100000L
 #define IDLE_SLEEP_MIN_NS 50000L
@@ -98,6 +101,13 @@ struct ushmemi_proxy {
     /* Requests queued on the device (ordered transports) since the host
      * counter last moved: it moves once the device is done with them. */
     bool device_pending;
+    bool idle_spin; /* params.idle_spin */
+    /* Keeping the device's path warm while idle (keep_warm): 0 off, 1 the
+     * counter's copy rewritten, 2 also 8 bytes to each mapped peer's
+     * warm_offset; and when it last happened. */
+    int warm;
+    uint64_t warm_offset;
+    uint64_t warmed_at;
     struct gathered_put {
         int pe;
         uint64_t offset, local, len;
@@ -114,7 +124,8 @@ struct ushmemi_proxy {
         atomic_uint_fast64_t posted;  /* the last number posted */
         uint64_t oldest;              /* proxy: no request below it is waiting */
         struct stream_entry *entries; /* PROXY_STREAM_SLOTS */
-        /* host_alloc: PROXY_STREAM_SLOTS trigger words, then as many done words */
+        /* host_alloc: PROXY_STREAM_SLOTS trigger words, then as many done
+         * words, then keep_warm's word */
         ushmem_ring_word_t *words;
     } streams;
     ushmemi_proxy_abort_fn abort_cb;
@@ -571,6 +582,34 @@ static void copy_done(struct ushmemi_proxy *p, uint64_t upto)
     }
 }
 
+/* While idle and spinning, every PROXY_WARM_NS, what the first request
+ * after a quiet spell would otherwise find asleep is kept in use: warm 1,
+ * the counter's copy written again with the value it holds (the device's
+ * front end and the proxy's stream); 2, also an 8-byte copy of it into each
+ * mapped peer's warm word (the links to the peers); 3, also one into a
+ * word of host memory (the device's link to the host, which the ring
+ * crosses). Nobody reads those words. */
+#define PROXY_WARM_NS 1000000L
+static void keep_warm(struct ushmemi_proxy *p, uint64_t now)
+{
+    if (p->warm == 0 || p->done_copy == NULL || now - p->warmed_at < PROXY_WARM_NS)
+        return;
+    p->warmed_at = now;
+    copy_done(p, p->done_copied);
+    if (p->warm >= 3 && p->streams.words != NULL)
+        (void)p->dev_ops->copy(p->dev, (void *)&p->streams.words[2 * PROXY_STREAM_SLOTS],
+                               p->done_copy, sizeof(uint64_t));
+    if (p->warm < 2 || p->warm_offset == 0)
+        return;
+    for (int pe = 0; pe < p->npes; pe++) {
+        int i = p->pe_transport[pe];
+        if (pe == p->my_pe || i < 0 || !p->transports[i].ordered)
+            continue;
+        (void)p->transports[i].ops->put(p->transports[i].t, pe, p->warm_offset, p->done_copy,
+                                        sizeof(uint64_t));
+    }
+}
+
 /* Moves the completed counter up to every request taken so far, completing
  * outstanding non-blocking ones first. With requests queued on the device,
  * only its copy moves now, written by the device behind them; the host
@@ -865,7 +904,15 @@ static void *proxy_main(void *arg)
         uint64_t now = now_ns();
         if (idle_since == 0)
             idle_since = now;
-        if (now - idle_since < IDLE_SPIN_NS) {
+        if (p->idle_spin) {
+            /* Awake whatever the quiet spell: settle once it has lasted,
+             * then keep polling. */
+            if (now - idle_since >= IDLE_YIELD_NS) {
+                settle(p);
+                keep_warm(p, now);
+            }
+            ushmem_ring_pause();
+        } else if (now - idle_since < IDLE_SPIN_NS) {
             ushmem_ring_pause();
         } else if (now - idle_since < IDLE_YIELD_NS) {
             ushmem_ring_yield();
@@ -937,10 +984,11 @@ static ushmem_status_t map_transports(struct ushmemi_proxy *p, const struct ushm
 }
 
 /* The stream requests' slots and their words, in host memory the device
- * reaches (host_alloc). */
+ * reaches (host_alloc), and after them the word keep_warm copies into. */
+#define PROXY_STREAM_WORDS (2 * PROXY_STREAM_SLOTS + 1)
 static ushmem_status_t streams_create(struct ushmemi_proxy *p)
 {
-    size_t bytes = 2 * PROXY_STREAM_SLOTS * sizeof(ushmem_ring_word_t);
+    size_t bytes = PROXY_STREAM_WORDS * sizeof(ushmem_ring_word_t);
     void *words;
 
     pthread_mutex_init(&p->streams.lock, NULL);
@@ -970,7 +1018,7 @@ static void streams_destroy(struct ushmemi_proxy *p)
         return; /* never created */
     if (p->streams.words != NULL)
         p->dev_ops->host_free(p->dev, p->streams.words,
-                              2 * PROXY_STREAM_SLOTS * sizeof(ushmem_ring_word_t));
+                              PROXY_STREAM_WORDS * sizeof(ushmem_ring_word_t));
     free(p->streams.entries);
     pthread_mutex_destroy(&p->streams.lock);
 }
@@ -1006,6 +1054,10 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->npes = params->npes;
     p->abort_cb = params->abort_cb;
     p->done_copy = params->done_copy;
+    p->idle_spin = params->idle_spin != 0;
+    p->warm_offset = params->warm_offset;
+    const char *warm = getenv("USHMEMI_PROXY_WARM"); /* measurement switch */
+    p->warm = warm != NULL ? atoi(warm) : 3;
     p->stats.timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;
     p->abort_ctx = params->abort_ctx;
     atomic_init(&p->stop, false);

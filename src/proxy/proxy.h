@@ -92,6 +92,14 @@ struct ushmemi_proxy_params {
      * dev_ops->write64 behind the copies: GPU producers poll it instead
      * of host memory. NULL: no copy. */
     uint64_t *done_copy;
+    /* 1: when no request comes, keep polling (a request after a quiet spell
+     * is taken at once, for a CPU core); 0: poll, yield, then sleep with
+     * backoff up to 1 ms (almost no CPU). */
+    int idle_spin;
+    /* A word of the heap (symmetric offset) that nobody reads, which a
+     * spinning proxy may write on mapped peers to keep the link in use;
+     * 0: none. */
+    uint64_t warm_offset;
 };
 
 /* Creates the ring and starts the proxy thread. */

@@ -24,6 +24,11 @@
 
 #include "../common/log.h"
 
+/* Whether the last connection in auto mode had pidfd_getfd refused on some
+ * PE (the same answer on every PE): growth then passes its fds over
+ * sockets from the start, as socket mode does. */
+static bool auto_needs_sockets;
+
 /* What each PE tells the others; the same layout on every PE of a job. */
 struct ipc_card {
     int32_t pid;
@@ -198,6 +203,7 @@ static ushmem_status_t auto_fallback(struct connect_state *cs, int my_fd, const 
     bool anyone = false;
     for (int pe = 0; pe < oob->size; pe++)
         anyone |= needs[pe] != 0;
+    auto_needs_sockets = anyone;
     if (!anyone)
         goto free_tables; /* the exchange was also the closing barrier */
 
@@ -398,4 +404,169 @@ void ushmemi_ipc_disconnect(const struct ushmemi_device_ops *ops, struct ushmemi
                             struct ushmemi_peer *peers, int npeers, int self, size_t heap_size)
 {
     unmap_peers(ops, dev, peers, npeers, self, heap_size); /* our own heap is not an import */
+}
+
+/* ---- Growth: each PE's new heap chunk mapped by the local peers that map
+ * its heap, where that heap's reserve puts it. ---- */
+
+/* What each PE tells the others about its new chunk. */
+struct grow_card {
+    int32_t pid;
+    int32_t fd; /* the exporter's fd number, for pidfd_getfd */
+    uint64_t new_size;
+    uint64_t chunk_size; /* the handle's size */
+    uint8_t handle_data[sizeof(((struct ushmemi_ipc_handle *)0)->data)];
+    struct ushmemi_fd_name server; /* sockets: where this PE serves its fd */
+    uint32_t ok;                   /* 0: this PE could not export (it said why) */
+    uint32_t reserved;
+};
+
+/* Unmaps the chunks mapped[pe] says this PE mapped. */
+static void close_chunks(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
+                         struct ushmemi_peer *peers, int npeers, const bool *mapped,
+                         size_t old_size, size_t new_size)
+{
+    for (int pe = npeers - 1; pe >= 0; pe--)
+        if (mapped == NULL || mapped[pe])
+            ops->close_chunk(dev, peers[pe].base, old_size, new_size);
+}
+
+/* Takes peer pe's chunk fd and maps the chunk behind its heap. */
+static ushmem_status_t import_peer_chunk(const struct ushmemi_oob *oob,
+                                         const struct ushmemi_device_ops *ops,
+                                         struct ushmemi_device *dev,
+                                         const struct ushmemi_ipc_config *config,
+                                         const struct grow_card *card, bool sockets, int pe,
+                                         void *peer_base, size_t old_size, size_t new_size)
+{
+    int fd = -1;
+    ushmem_status_t status = USHMEM_OK;
+    /* A growth that needed no new memory on the exporter (its rounding had
+     * mapped it already) has nothing to pass: the backend just notes it. */
+    if (card->chunk_size != 0 && sockets)
+        status = ushmemi_fd_get_socket(&card->server, pe, (pid_t)card->pid, config->timeout_s,
+                                       &fd);
+    else if (card->chunk_size != 0)
+        status = ushmemi_fd_get_pidfd((pid_t)card->pid, card->fd, &fd);
+    if (status != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_grow: PE %d cannot take PE %d's heap chunk fd %d (pid %d) "
+                      "%s: %s", oob->rank, pe, (int)card->fd, (int)card->pid,
+                      sockets ? "over its socket" : "with pidfd_getfd",
+                      ushmemi_status_string(status));
+        return status;
+    }
+    struct ushmemi_ipc_handle handle = {.fd = fd, .size = card->chunk_size};
+    memcpy(handle.data, card->handle_data, sizeof(handle.data));
+    status = ops->import_chunk(dev, peer_base, old_size, new_size, &handle, fd);
+    if (status != USHMEM_OK)
+        ushmemi_error("ushmemi_ipc_grow: PE %d cannot map PE %d's heap chunk (heap %zu -> %zu "
+                      "bytes): %s", oob->rank, pe, old_size, new_size,
+                      ushmemi_status_string(status));
+    return status;
+}
+
+ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
+                                 struct ushmemi_device *dev, void *heap, size_t old_size,
+                                 size_t new_size, const struct ushmemi_ipc_config *config,
+                                 struct ushmemi_peer *peers)
+{
+    const int n = oob->size, me = oob->rank;
+    struct ushmemi_ipc_handle handle;
+    struct ushmemi_fd_server *server = NULL;
+    struct grow_card mine, *cards = calloc((size_t)n, sizeof(*cards));
+    bool *mapped = calloc((size_t)n, sizeof(*mapped));
+    pid_t *pids = calloc((size_t)n, sizeof(*pids));
+    uint32_t *oks = calloc((size_t)n, sizeof(*oks));
+    int npids = 0;
+    bool sockets = config->fd_method == USHMEMI_FD_SOCKET ||
+                   (config->fd_method == USHMEMI_FD_AUTO && auto_needs_sockets);
+    ushmem_status_t status = USHMEM_OK;
+
+    memset(&mine, 0, sizeof(mine));
+    if (cards == NULL || mapped == NULL || pids == NULL || oks == NULL) {
+        /* Without room to receive the cards this PE cannot join the
+         * exchange: its peers wait in it until the bootstrap times out. */
+        ushmemi_error("ushmemi_ipc_grow: PE %d cannot allocate the tables of %d PEs", me, n);
+        status = USHMEM_ERR_NO_MEMORY;
+        goto stop_server;
+    }
+    /* Who maps this PE's heap: the local peers it maps (the probe that
+     * decided it is symmetric). */
+    for (int pe = 0; pe < n; pe++)
+        if (pe != me && peers[pe].base != NULL)
+            pids[npids++] = peers[pe].pid;
+    if (npids > 0) {
+        status = ops->export_chunk != NULL && ops->import_chunk != NULL
+                     ? ops->export_chunk(dev, heap, old_size, new_size, &handle)
+                     : USHMEM_ERR_UNSUPPORTED;
+        if (status == USHMEM_OK && sockets && handle.size > 0)
+            status = ushmemi_fd_server_start(me, handle.fd, npids, pids, npids, &mine.server,
+                                             &server);
+        if (status == USHMEM_OK) {
+            mine.fd = handle.fd;
+            mine.chunk_size = handle.size;
+            memcpy(mine.handle_data, handle.data, sizeof(mine.handle_data));
+        } else {
+            ushmemi_error("ushmemi_ipc_grow: PE %d cannot export its heap chunk (heap %zu -> %zu "
+                          "bytes) to the %d local PEs that map it: %s", me, old_size, new_size,
+                          npids, ushmemi_status_string(status));
+        }
+    }
+    mine.pid = (int32_t)getpid();
+    mine.new_size = new_size;
+    mine.ok = status == USHMEM_OK;
+    /* Joined whatever happened above: the others learn of it from ok. */
+    ushmem_status_t ex = oob->allgather(oob->ctx, &mine, cards, sizeof(mine));
+    if (ex != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_grow: PE %d: card exchange failed: %s", me,
+                      ushmemi_status_string(ex));
+        status = ex;
+        goto stop_server;
+    }
+    bool everyone = true;
+    for (int pe = 0; pe < n; pe++)
+        everyone &= cards[pe].ok != 0 && cards[pe].new_size == new_size;
+    if (!everyone) {
+        if (status == USHMEM_OK)
+            status = USHMEM_ERR_TRANSPORT; /* the PE that failed said why */
+        goto stop_server;
+    }
+    for (int pe = 0; pe < n && status == USHMEM_OK; pe++) {
+        if (pe == me || peers[pe].base == NULL)
+            continue;
+        status = import_peer_chunk(oob, ops, dev, config, &cards[pe], sockets, pe,
+                                   peers[pe].base, old_size, new_size);
+        mapped[pe] = status == USHMEM_OK;
+    }
+    /* All or none: the vote is also the barrier after which no server is
+     * needed any more. */
+    uint32_t ok = status == USHMEM_OK;
+    ex = oob->allgather(oob->ctx, &ok, oks, sizeof(ok));
+    if (ex != USHMEM_OK) {
+        ushmemi_error("ushmemi_ipc_grow: PE %d: the closing vote failed: %s", me,
+                      ushmemi_status_string(ex));
+        status = ex;
+    }
+    for (int pe = 0; ex == USHMEM_OK && pe < n; pe++)
+        if (!oks[pe] && status == USHMEM_OK)
+            status = USHMEM_ERR_TRANSPORT; /* that PE said why */
+    if (status != USHMEM_OK)
+        close_chunks(ops, dev, peers, n, mapped, old_size, new_size);
+
+stop_server:
+    ushmemi_fd_server_stop(server, 0);
+    free(oks);
+    free(pids);
+    free(mapped);
+    free(cards);
+    return status;
+}
+
+void ushmemi_ipc_ungrow(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
+                        struct ushmemi_peer *peers, int npeers, int self, size_t old_size,
+                        size_t new_size)
+{
+    for (int pe = npeers - 1; pe >= 0; pe--)
+        if (pe != self && peers[pe].base != NULL)
+            ops->close_chunk(dev, peers[pe].base, old_size, new_size);
 }

@@ -50,10 +50,12 @@ static ushmem_status_t resolve(const struct ushmemi_transport *t, const char *wh
                       seg < USHMEMI_SEG_COUNT ? segment_names[seg] : "?", sym_offset, len);
         return USHMEM_ERR_NO_ROUTE;
     }
-    if (offset > t->size[seg] || len > t->size[seg] - offset) {
+    /* The heap's size grows while the proxy thread reads it. */
+    size_t size = __atomic_load_n(&t->size[seg], __ATOMIC_RELAXED);
+    if (offset > size || len > size - offset) {
         ushmemi_error("ipc transport: %s to PE %d refused: offset 0x%" PRIx64 " + %zu bytes lies "
                       "outside its %s of %zu bytes",
-                      what, pe, offset, len, segment_names[seg], t->size[seg]);
+                      what, pe, offset, len, segment_names[seg], size);
         return USHMEM_ERR_OUT_OF_RANGE;
     }
     *ptr_p = t->base[seg][pe] + offset;
@@ -447,6 +449,12 @@ ushmem_status_t ushmemi_ipc_transport_set_static(struct ushmemi_transport *t,
     t->base[USHMEMI_SEG_STATIC] = bases;
     t->size[USHMEMI_SEG_STATIC] = static_size;
     return USHMEM_OK;
+}
+
+void ushmemi_ipc_transport_set_heap_size(struct ushmemi_transport *t, size_t heap_size)
+{
+    if (t != NULL)
+        __atomic_store_n(&t->size[USHMEMI_SEG_HEAP], heap_size, __ATOMIC_RELAXED);
 }
 
 void ushmemi_ipc_transport_destroy(struct ushmemi_transport *t)

@@ -25,6 +25,8 @@ ushmem_status_t ushmemi_ipc_transport_create(void *const *peer_bases, int npes, 
  * above, each segment static_size bytes. The array is copied. */
 ushmem_status_t ushmemi_ipc_transport_set_static(struct ushmemi_transport *t,
                                                  void *const *static_bases, size_t static_size);
+/* Every mapped heap grew to heap_size bytes (NULL t: nothing to do). */
+void ushmemi_ipc_transport_set_heap_size(struct ushmemi_transport *t, size_t heap_size);
 void ushmemi_ipc_transport_destroy(struct ushmemi_transport *t);
 
 /* The copy-engine form, for heaps in device memory: a transport made by

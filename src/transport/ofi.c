@@ -246,10 +246,10 @@ ushmem_status_t ushmemi_ofi_reg_local(struct ushmemi_transport *t, void *buf, si
 
 /* Registers device memory: the test that matters, since advertised FI_HMEM
  * is no proof that a real device buffer registers. */
-static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
-                                            const struct ushmemi_transport_params *params)
+static ushmem_status_t register_device_heap(struct ushmemi_transport *t, void *heap, size_t size,
+                                            struct fid_mr **mr)
 {
-    const char *backend = params->dev_ops != NULL ? params->dev_ops->name : "unknown";
+    const char *backend = t->dev_ops != NULL ? t->dev_ops->name : "unknown";
     enum fi_hmem_iface iface;
     if (strcmp(backend, "ze") == 0) {
         iface = FI_HMEM_ZE;
@@ -262,11 +262,11 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
     }
     int ordinal = 0;
     struct ushmemi_ptr_attr pattr;
-    if (params->dev_ops->pointer_query(params->dev, params->heap, &pattr) == USHMEM_OK &&
+    if (t->dev_ops->pointer_query(t->dev, heap, &pattr) == USHMEM_OK &&
         pattr.device_ordinal >= 0)
         ordinal = pattr.device_ordinal;
 
-    struct iovec iov = {.iov_base = params->heap, .iov_len = params->heap_size};
+    struct iovec iov = {.iov_base = heap, .iov_len = size};
     struct fi_mr_attr attr;
     memset(&attr, 0, sizeof(attr));
     attr.mr_iov = &iov;
@@ -277,7 +277,6 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
         attr.device.ze = ordinal;
     else
         attr.device.cuda = ordinal;
-    struct fid_mr **mr = &t->seg[USHMEMI_SEG_HEAP].mr;
     int rc = 0;
     for (int i = 0; i < OFI_KEY_TRIES; i++) {
         if (!t->prov_key && (rc = fresh_key(t, &attr.requested_key)) != 0)
@@ -296,7 +295,7 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t,
     if (rc != 0) {
         ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: provider %s "
                       "in libfabric %u.%u cannot register the %zu-byte %s device heap: %s",
-                      t->rank, t->prov_name, api_major(), api_minor(), params->heap_size,
+                      t->rank, t->prov_name, api_major(), api_minor(), size,
                       backend, ushmemi_fi.strerror(-rc));
         return rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP ? USHMEM_ERR_UNSUPPORTED
                                                         : ushmemi_ofi_status(rc);
@@ -370,7 +369,7 @@ static ushmem_status_t register_memory(struct ushmemi_transport *t,
         status = USHMEM_OK;
     } else if (params->heap_is_device) {
         void *saved = ushmemi_ofi_enter(t);
-        status = register_device_heap(t, params);
+        status = register_device_heap(t, heap->base, heap->size, &heap->mr);
         ushmemi_ofi_leave(t, saved);
     } else {
         status = ushmemi_ofi_reg(t, heap->base, heap->size, OFI_HEAP_ACCESS, &heap->mr);
@@ -519,7 +518,10 @@ static void release(struct ushmemi_transport *t)
     for (int i = USHMEMI_SEG_COUNT - 1; i >= 0; i--)
         if (t->seg[i].mr != NULL)
             fi_close(&t->seg[i].mr->fid);
+    for (size_t i = 0; i < t->nold_heap_mrs; i++)
+        fi_close(&t->old_heap_mrs[i]->fid);
     ushmemi_ofi_leave(t, saved);
+    free(t->old_heap_mrs);
     if (t->ep != NULL)
         fi_close(&t->ep->fid);
     ushmemi_ofi_am_release(t); /* its receives were cancelled with the endpoint */
@@ -556,6 +558,8 @@ static ushmem_status_t ofi_init(const struct ushmemi_transport_params *params,
         return USHMEM_ERR_NO_MEMORY;
     }
     t->rank = oob->rank;
+    t->idle_spin = params->idle_spin != 0;
+    t->cores_shared = params->cores_shared != 0;
     t->size = oob->size;
     t->oob = oob;
     t->heap_is_device = params->heap_is_device != 0;
@@ -637,6 +641,87 @@ static void ofi_fini(struct ushmemi_transport *t)
     release(t);
 }
 
+/* What each PE tells the others when the heaps grow. */
+struct ofi_grow_card {
+    uint64_t key;  /* the new registration's (0 when landing: none) */
+    uint64_t size; /* the heap's new size */
+    uint32_t ok;
+    uint32_t reserved;
+};
+
+/* The heap grew to new_size: one registration covering all of it, made
+ * before the old one is let go, so that an operation in flight under the
+ * old key still finds it (the old registrations are closed with the
+ * transport). A registration per chunk would make every transfer that
+ * spans two chunks two transfers; registering the whole reserve at init
+ * would take address space no provider that pins memory accepts. */
+static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_size)
+{
+    struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    struct ofi_grow_card mine = {.size = new_size}, *cards = calloc((size_t)t->size,
+                                                                    sizeof(*cards));
+    struct fid_mr **old = realloc(t->old_heap_mrs, (t->nold_heap_mrs + 1) * sizeof(*old));
+    struct fid_mr *mr = NULL;
+    ushmem_status_t status = USHMEM_OK;
+
+    if (old != NULL)
+        t->old_heap_mrs = old;
+    if (cards == NULL || old == NULL) {
+        /* No room to receive the cards: the peers wait in the exchange
+         * until the bootstrap gives up. */
+        ushmemi_error("ofi: PE %d cannot allocate the growth tables of %d PEs", t->rank, t->size);
+        free(cards);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    bool landing = t->peers[t->rank].heap_landing; /* this PE's own card */
+    if (!landing) {
+        void *saved = ushmemi_ofi_enter(t);
+        status = t->heap_is_device ? register_device_heap(t, heap->base, new_size, &mr)
+                                   : ushmemi_ofi_reg(t, heap->base, new_size, OFI_HEAP_ACCESS,
+                                                     &mr);
+        ushmemi_ofi_leave(t, saved);
+        if (status == USHMEM_OK)
+            mine.key = fi_mr_key(mr);
+    }
+    mine.ok = status == USHMEM_OK;
+    ushmem_status_t ex = t->oob->allgather(t->oob->ctx, &mine, cards, sizeof(mine));
+    if (ex != USHMEM_OK) {
+        ushmemi_error("ofi: PE %d: the exchange of grown registrations failed: %s", t->rank,
+                      ushmemi_status_string(ex));
+        status = ex;
+    }
+    for (int pe = 0; status == USHMEM_OK && pe < t->size; pe++)
+        if (!cards[pe].ok || cards[pe].size != new_size)
+            status = USHMEM_ERR_TRANSPORT; /* that PE said why */
+    if (status != USHMEM_OK) {
+        if (mr != NULL)
+            fi_close(&mr->fid);
+        free(cards);
+        return status;
+    }
+    /* The proxy thread may read these while they change: the key and size
+     * of a peer go one word at a time, and until the allocation that grew
+     * the heap returns nobody targets the new bytes, so either key finds
+     * what any operation may target. */
+    for (int pe = 0; pe < t->size; pe++) {
+        struct ofi_remote_seg *seg = &t->peers[pe].seg[USHMEMI_SEG_HEAP];
+        if (!t->peers[pe].heap_landing)
+            __atomic_store_n(&seg->key, cards[pe].key, __ATOMIC_RELAXED);
+        __atomic_store_n(&seg->size, cards[pe].size, __ATOMIC_RELAXED);
+    }
+    if (mr != NULL) {
+        if (heap->mr != NULL)
+            t->old_heap_mrs[t->nold_heap_mrs++] = heap->mr;
+        __atomic_store_n(&heap->desc, fi_mr_desc(mr), __ATOMIC_RELAXED);
+        __atomic_store_n(&heap->mr, mr, __ATOMIC_RELAXED);
+        __atomic_store_n(&heap->size, new_size, __ATOMIC_RELAXED);
+    }
+    if (landing)
+        ushmemi_ofi_am_heap_grown(t, new_size);
+    free(cards);
+    return USHMEM_OK;
+}
+
 static int ofi_can_atomic(struct ushmemi_transport *t, int pe, const char **why_p)
 {
     if (pe < 0 || pe >= t->size) {
@@ -671,4 +756,5 @@ const struct ushmemi_transport_ops ushmemi_transport_ofi_ops = {
     .fence = ushmemi_ofi_fence,
     .quiet = ushmemi_ofi_quiet,
     .progress = ofi_progress,
+    .heap_grow = ofi_heap_grow,
 };

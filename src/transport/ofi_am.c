@@ -103,7 +103,7 @@ static bool wait_a_little(struct ushmemi_transport *t, double start)
     if (waited > OFI_OP_TIMEOUT_S)
         return false;
     if (waited < OFI_PROGRESS_HOT_S) {
-        sched_yield();
+        ushmemi_ofi_yield(t);
     } else {
         struct timespec ts = {0, 50 * 1000};
         nanosleep(&ts, NULL);
@@ -355,6 +355,13 @@ static const char *kind_name(unsigned kind)
     case AM_AMO: return "atomic";
     default: return "message";
     }
+}
+
+void ushmemi_ofi_am_heap_grown(struct ushmemi_transport *t, size_t new_size)
+{
+    /* Read by the progress thread as it lands requests; nothing targets
+     * the new bytes before the growing allocation returns. */
+    __atomic_store_n(&t->am->heap_size, new_size, __ATOMIC_RELAXED);
 }
 
 /* Checks a request against this PE's heap; logs and says why not. */

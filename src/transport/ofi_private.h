@@ -45,6 +45,10 @@
 /* The progress thread's nap when it has nothing to do: the latency a remote
  * operation pays at an idle target, against the CPU an idle PE burns. */
 #define OFI_PROGRESS_NAP_NS (20 * 1000)
+/* Where cores are shared: a yield that took this long gave a busy thread a
+ * scheduler slice, and for this long after it waits nap instead. */
+#define OFI_SLOW_YIELD_S 0.002
+#define OFI_COSTLY_S 0.1
 
 #define OFI_NAME_MAX 256
 #define OFI_AMO_OPS 8   /* enum ushmemi_amo_op */
@@ -147,6 +151,10 @@ struct ushmemi_transport {
     struct fid_av *av;
     struct fid_ep *ep;
     struct ofi_local_seg seg[USHMEMI_SEG_COUNT]; /* heap, data segment (size 0 when none) */
+    /* The heap's registrations before it last grew, kept for operations
+     * that were in flight under their keys; closed with the transport. */
+    struct fid_mr **old_heap_mrs;
+    size_t nold_heap_mrs;
     bool heap_is_device;
     struct fid_mr *scratch_mr; /* nbi bounce slots and the atomic scratch */
     void *scratch_desc;
@@ -174,6 +182,8 @@ struct ushmemi_transport {
 
     pthread_t progress_thread;
     bool progress_started;
+    bool idle_spin; /* params.idle_spin: the progress thread never naps */
+    bool cores_shared; /* params.cores_shared: see ushmemi_ofi_yield */
     _Atomic bool stop;
 
     /* Landing (ofi_am.c); am == NULL when neither this PE's heap nor any
@@ -233,6 +243,8 @@ ushmem_status_t ushmemi_ofi_reg_local(struct ushmemi_transport *t, void *buf, si
 
 /* Reads completions; returns how many it handled. Safe from any thread. */
 int ushmemi_ofi_progress(struct ushmemi_transport *t);
+/* Gives the CPU up briefly while waiting (ofi_rma.c). */
+void ushmemi_ofi_yield(struct ushmemi_transport *t);
 /* Issues x, retrying on -FI_EAGAIN with progress in between, up to the
  * operation timeout. Counts the operation as issued on success. */
 ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_xfer *x,
@@ -272,6 +284,8 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
                                      const struct ushmemi_transport_params *params);
 /* Posts every receive buffer; after the peers' addresses are in the AV. */
 ushmem_status_t ushmemi_ofi_am_start(struct ushmemi_transport *t);
+/* The landed heap grew to new_size bytes (ofi_heap_grow). */
+void ushmemi_ofi_am_heap_grown(struct ushmemi_transport *t, size_t new_size);
 /* Frees the buffers; after the endpoint is closed. */
 void ushmemi_ofi_am_release(struct ushmemi_transport *t);
 /* A landing completion (role AM_SEND or AM_RECV) read from the CQ. */

@@ -28,13 +28,48 @@ static double now_s(void)
 /* PEs are oversubscribed: a waiter yields at once, and sleeps once the wait
  * has lasted long enough that the peer is clearly busy elsewhere. */
 struct waiter {
+    struct ushmemi_transport *t;
     double start;
 };
+
+static struct waiter waiter_start(struct ushmemi_transport *t)
+{
+    return (struct waiter){.t = t, .start = now_s()};
+}
+
+/* The nap of the progress thread, and of a waiter where yields cost a slice. */
+static void nap(void)
+{
+    struct timespec ts = {0, OFI_PROGRESS_NAP_NS};
+    nanosleep(&ts, NULL);
+}
+
+void ushmemi_ofi_yield(struct ushmemi_transport *t)
+{
+    /* Where cores are shared (params.cores_shared), a yield beside a busy
+     * thread gives it the CPU for a whole scheduler slice (EEVDF) rather
+     * than to the peer: after a yield that took that long, this thread
+     * naps instead for a while. Beside other waiting PEs a yield is
+     * cheaper than a nap, so it stays the first choice. */
+    static _Thread_local double costly_until;
+    if (!t->cores_shared) {
+        sched_yield();
+        return;
+    }
+    double before = now_s();
+    if (before < costly_until) {
+        nap();
+        return;
+    }
+    sched_yield();
+    if (now_s() - before > OFI_SLOW_YIELD_S)
+        costly_until = before + OFI_COSTLY_S;
+}
 
 static void backoff(struct waiter *w)
 {
     if (now_s() - w->start < OFI_PROGRESS_HOT_S) {
-        sched_yield();
+        ushmemi_ofi_yield(w->t);
     } else {
         struct timespec ts = {0, 50 * 1000};
         nanosleep(&ts, NULL);
@@ -169,11 +204,12 @@ void *ushmemi_ofi_progress_main(void *arg)
             last_busy = now_s();
             continue;
         }
-        if (now_s() - last_busy < OFI_PROGRESS_HOT_S) {
-            sched_yield();
+        if (t->idle_spin) {
+            continue; /* USHMEM_PROXY_IDLE: awake whatever the quiet spell */
+        } else if (now_s() - last_busy < OFI_PROGRESS_HOT_S) {
+            ushmemi_ofi_yield(t);
         } else {
-            struct timespec ts = {0, OFI_PROGRESS_NAP_NS};
-            nanosleep(&ts, NULL);
+            nap();
         }
     }
     return NULL;
@@ -292,7 +328,7 @@ ushmem_status_t ushmemi_ofi_issue(struct ushmemi_transport *t, const struct ofi_
                                   const char *what)
 {
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    struct waiter w = {now_s()};
+    struct waiter w = waiter_start(t);
 
     for (;;) {
         void *saved = ushmemi_ofi_enter(t);
@@ -327,7 +363,7 @@ ushmem_status_t ushmemi_ofi_op_wait_old(struct ushmemi_transport *t, struct ofi_
                                         uint64_t *old_p)
 {
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    struct waiter w = {now_s()};
+    struct waiter w = waiter_start(t);
 
     while (atomic_load(&op->state) != OFI_OP_DONE) {
         if (ushmemi_ofi_progress(t) > 0)
@@ -457,7 +493,7 @@ ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_
                                   "put_nbi");
     int slot = take_slot(t);
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    struct waiter w = {now_s()};
+    struct waiter w = waiter_start(t);
     while (slot < 0) {
         if (ushmemi_ofi_progress(t) == 0) {
             if (now_s() > deadline) {
@@ -498,7 +534,7 @@ ushmem_status_t ushmemi_ofi_quiet(struct ushmemi_transport *t)
      * it, since each is counted once whether it succeeded or failed. */
     uint64_t target = atomic_load(&t->issued);
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
-    struct waiter w = {now_s()};
+    struct waiter w = waiter_start(t);
 
     while (atomic_load(&t->completed) < target) {
         if (ushmemi_ofi_progress(t) > 0)

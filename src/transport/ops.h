@@ -77,6 +77,12 @@ struct ushmemi_transport_params {
     size_t static_size;
     size_t static_skip;    /* its first bytes, never remotely accessible (no symmetric object) */
     const char *fabric_iface; /* USHMEM_FABRIC_IFACE: where IP providers listen across hosts */
+    /* 1: the progress thread keeps polling when nothing comes, for a CPU
+     * core, instead of napping (USHMEM_PROXY_IDLE). */
+    int idle_spin;
+    /* 1: this PE's CPUs are shared by more PEs than they number: waits nap
+     * instead of yielding, which would cost the peer a scheduler slice. */
+    int cores_shared;
 };
 
 struct ushmemi_transport_ops {
@@ -135,6 +141,13 @@ struct ushmemi_transport_ops {
     ushmem_status_t (*atomic_nbi)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
                                   enum ushmemi_amo_op op, enum ushmemi_amo_type type,
                                   uint64_t operand, uint64_t compare, uint64_t *result);
+
+    /* Optional (NULL: the transport cannot follow a heap that grows).
+     * Collective over all PEs: every PE's heap (the one given at init) now
+     * holds new_size bytes, and the new bytes become reachable to and from
+     * every peer. On failure (logged on the PE where it happened) nothing
+     * changed, and every PE returns an error. */
+    ushmem_status_t (*heap_grow)(struct ushmemi_transport *t, size_t new_size);
 };
 
 #endif

@@ -77,6 +77,21 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
 void ushmemi_ipc_disconnect(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
                             struct ushmemi_peer *peers, int npeers, int self, size_t heap_size);
 
+/* Grows the mappings made by ushmemi_ipc_connect: every PE's heap grew
+ * from old_size to new_size (device ops heap_grow), and each PE exports its
+ * new chunk to the local peers that map its heap, which map it behind that
+ * heap. All or none: on failure on any PE (logged there) no PE keeps a
+ * chunk it mapped, and every PE returns an error. Collective over all PEs. */
+ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
+                                 struct ushmemi_device *dev, void *heap, size_t old_size,
+                                 size_t new_size, const struct ushmemi_ipc_config *config,
+                                 struct ushmemi_peer *peers);
+/* Unmaps the peers' chunks of the last successful ushmemi_ipc_grow (a later
+ * step of the growth failed). */
+void ushmemi_ipc_ungrow(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
+                        struct ushmemi_peer *peers, int npeers, int self, size_t old_size,
+                        size_t new_size);
+
 /* fd passing, exposed for tests. */
 /* Takes a copy of fd `remote_fd` from process `pid` with pidfd_getfd. */
 ushmem_status_t ushmemi_fd_get_pidfd(pid_t pid, int remote_fd, int *fd_p);

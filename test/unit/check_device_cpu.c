@@ -67,6 +67,59 @@ START_TEST(import_twice_aliases)
 }
 END_TEST
 
+/* A heap grows into its reserve; an importer that mapped it before maps
+ * each chunk behind its mapping; a chunk is undone on both sides; the
+ * reserve is refused past its end with a reason and nothing mapped. */
+START_TEST(grow_export_import_chunks)
+{
+    const size_t start = 64 * 1024, reserve = 4 << 20, grown = 1 << 20;
+    char *heap, *peer, why[128] = "";
+    struct ushmemi_ipc_handle h, c;
+    struct ushmemi_ptr_attr attr;
+
+    ck_assert_int_eq(ops->heap_reserve(dev, start, reserve, (void **)&heap), USHMEM_OK);
+    ck_assert_uint_eq((uintptr_t)heap % ushmemi_heap_alignment_for(reserve), 0);
+    ck_assert_int_eq(ops->export_mem(dev, heap, start, &h), USHMEM_OK);
+    ck_assert_int_eq(ops->import_mem(dev, &h, dup(h.fd), (void **)&peer), USHMEM_OK);
+    heap[start - 1] = 'a';
+    ck_assert_int_eq(peer[start - 1], 'a');
+
+    ck_assert_int_eq(ops->heap_grow(dev, heap, start, grown, why, sizeof(why)), USHMEM_OK);
+    heap[grown - 1] = 'b';
+    ck_assert_int_eq(ops->pointer_query(dev, heap + grown - 1, &attr), USHMEM_OK);
+    ck_assert_int_eq(attr.kind, USHMEMI_MEM_HOST);
+    ck_assert_int_eq(ops->export_chunk(dev, heap, start, grown, &c), USHMEM_OK);
+    ck_assert_uint_eq(c.size, grown - start);
+    int fd = dup(c.fd);
+    ck_assert_int_eq(ops->import_chunk(dev, peer, start, grown, &c, fd), USHMEM_OK);
+    ck_assert(!fd_is_open(fd)); /* consumed */
+    ck_assert_int_eq(peer[grown - 1], 'b');
+    peer[start] = 'c';
+    ck_assert_int_eq(heap[start], 'c');
+
+    /* A second chunk, undone on both sides: the first stays. */
+    ck_assert_int_eq(ops->heap_grow(dev, heap, grown, 2 * grown, why, sizeof(why)), USHMEM_OK);
+    ck_assert_int_eq(ops->export_chunk(dev, heap, grown, 2 * grown, &c), USHMEM_OK);
+    ck_assert_int_eq(ops->import_chunk(dev, peer, grown, 2 * grown, &c, dup(c.fd)), USHMEM_OK);
+    peer[2 * grown - 1] = 'd';
+    ck_assert_int_eq(heap[2 * grown - 1], 'd');
+    ops->close_chunk(dev, peer, grown, 2 * grown);
+    ops->heap_shrink(dev, heap, grown, 2 * grown);
+    ck_assert_int_eq(ops->pointer_query(dev, heap + grown, &attr), USHMEM_OK);
+    ck_assert_int_eq(attr.kind, USHMEMI_MEM_UNKNOWN);
+    ck_assert_int_eq(peer[grown - 1], 'b');
+
+    /* Past the reserve: refused, with a reason, nothing mapped. */
+    ck_assert_int_ne(ops->heap_grow(dev, heap, grown, 2 * reserve, why, sizeof(why)), USHMEM_OK);
+    ck_assert_msg(strstr(why, "reserved") != NULL, "why: %s", why);
+    ck_assert_int_eq(ops->pointer_query(dev, heap + grown, &attr), USHMEM_OK);
+    ck_assert_int_eq(attr.kind, USHMEMI_MEM_UNKNOWN);
+
+    ck_assert_int_eq(ops->close_import(dev, peer, start), USHMEM_OK);
+    ops->heap_free(dev, heap, start);
+}
+END_TEST
+
 /* An existing private range becomes exportable in place, keeps its bytes,
  * aliases its imports, and turns private again with its bytes kept. */
 START_TEST(share_static_in_place)
@@ -328,6 +381,7 @@ static Suite *device_cpu_suite(void)
     TCase *mem = tcase_create("memory");
     tcase_add_checked_fixture(mem, setup, teardown);
     tcase_add_test(mem, import_twice_aliases);
+    tcase_add_test(mem, grow_export_import_chunks);
     tcase_add_test(mem, export_and_import_refuse_bad_input);
     tcase_add_test(mem, copy_and_memset);
     tcase_add_test(mem, write64_after_queued_copies);

@@ -44,6 +44,33 @@ START_TEST(test_alignment_and_bounds)
 }
 END_TEST
 
+/* Growth: the bytes the allocator lacks at its end, and the end extended. */
+START_TEST(test_grow_need_and_extend)
+{
+    char *a = ushmemi_heap_alloc(0, HEAP_SIZE / 2);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(ushmemi_heap_grow_need(0, HEAP_SIZE / 4), 0); /* fits */
+    ck_assert_uint_eq(ushmemi_heap_grow_need(0, HEAP_SIZE), HEAP_SIZE / 2);
+    ck_assert_uint_eq(ushmemi_heap_grow_need(0, (size_t)-1 / 2 + 1), SIZE_MAX);
+    ck_assert_ptr_null(ushmemi_heap_alloc(0, HEAP_SIZE));
+    /* The free tail and the new bytes make one block: no pointer into the
+     * new part is dereferenced, the allocator keeps its records elsewhere. */
+    ck_assert_int_eq(ushmemi_heap_extend(HEAP_SIZE + HEAP_SIZE / 2), USHMEM_OK);
+    ck_assert_uint_eq(ushmemi_heap_size(), HEAP_SIZE + HEAP_SIZE / 2);
+    char *b = ushmemi_heap_alloc(0, HEAP_SIZE);
+    ck_assert_ptr_eq(b, arena + HEAP_SIZE / 2);
+    /* A used last block: the new bytes become a block of their own. */
+    ck_assert_uint_eq(ushmemi_heap_grow_need(4096, 100), 128);
+    ck_assert_int_eq(ushmemi_heap_extend(HEAP_SIZE * 2), USHMEM_OK);
+    char *c = ushmemi_heap_alloc(4096, 100);
+    ck_assert_ptr_eq(c, arena + HEAP_SIZE + HEAP_SIZE / 2);
+    ck_assert(ushmemi_heap_free(b));
+    ck_assert(ushmemi_heap_free(a));
+    ck_assert(ushmemi_heap_free(c));
+    ck_assert_ptr_eq(ushmemi_heap_alloc(0, HEAP_SIZE * 2), arena); /* all coalesced */
+}
+END_TEST
+
 START_TEST(test_exhaustion_and_reuse)
 {
     char *big = ushmemi_heap_alloc(0, HEAP_SIZE);
@@ -194,6 +221,7 @@ int main(void)
     tcase_add_test(tc, test_alignment_and_bounds);
     tcase_add_test(tc, test_prefix_in_use);
     tcase_add_test(tc, test_exhaustion_and_reuse);
+    tcase_add_test(tc, test_grow_need_and_extend);
     tcase_add_test(tc, test_bad_free);
     tcase_add_test(tc, test_resize_in_place);
     tcase_add_test(tc, test_deterministic);

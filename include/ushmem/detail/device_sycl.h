@@ -73,7 +73,7 @@ static ushmemi_sycl_cuda_registrar ushmemi_sycl_cuda_registered;
 #endif
 
 /* ushmemx_sycl_device(): shmem_init leaves the PE's GPU current in the
- * calling thread (README, "GPU kernels"); acpp's CUDA devices are named by
+ * calling thread (docs/guide/gpu-kernels.md); acpp's CUDA devices are named by
  * their ordinals. */
 static inline sycl::device ushmemi_sycl_pe_device(void)
 {

@@ -13,8 +13,8 @@
  * constants are not kept (programs use the names). What ushmem does not
  * offer fails to compile with a message naming the call (C++; in C such a
  * call is undeclared), or, where only the arguments decide, fails at run
- * time in one sentence naming it: never a silent no-op. The README's
- * "Coming from NVSHMEM" lists both.
+ * time in one sentence naming it: never a silent no-op. docs/guide/nvshmem.md
+ * lists both.
  *
  * Every function here is static inline: a program links libushmem and
  * nothing else. Functions that NVSHMEM offers on both sides are

@@ -47,9 +47,31 @@
  *                   other PE's flag here
  *
  *   dev_latency [--op LIST] [--iters N] [--warmup N] [--reps R]
+ *               [--idle-us LIST [--idle-reps N] [--idle-how sleep|compute]]
+ *               [--idle-cpu SECONDS]
  *
  * --reps times every op R times (each from zeroed words, with its warm-up)
  * and prints the median, with the lowest and highest in a comment.
+ *
+ * --idle-us times what one operation costs after the host has been idle:
+ * for each idle time T in LIST (microseconds) and each of p, g, fadd,
+ * signal and barrier in --op, N launches (default 15) of the op's kernel
+ * with one timed iteration and no warm-up, PE 0 sleeping T before each
+ * launch while the others launch at once (their kernels wait for PE 0's):
+ * whatever serves PE 0's request (a helper thread of the library) has had
+ * nothing to do for at least T. Rows "<op>_idle<T>", the median, the lowest
+ * and highest in a comment. T = 0 is back to back: the launches follow each
+ * other with only a host barrier between them. --idle-how compute: instead
+ * of sleeping, PE 0 queues a one-thread kernel that spins T on the GPU
+ * before the op's kernel on the same stream (a compute phase, then a
+ * request: the GPU busy, only the library's helpers idle); the rows are then
+ * "<op>_busy<T>".
+ *
+ * --idle-cpu measures, after the ops, what the process costs while it does
+ * nothing: every PE sleeps SECONDS in its main thread, and the CPU time the
+ * process used meanwhile (its other threads: the library's helpers) is
+ * printed as "idle_cpu_pct", percent of one core, PE 0's, with every PE's
+ * in a comment.
  *
  * Builds against ushmem or NVSHMEM (bench_shim.cuh). PE 0 prints CSV as
  * scripts/plot_perf.py reads it: "# dev_latency,<impl>,<pes>", then
@@ -59,10 +81,26 @@
 
 #include <cuda/atomic>
 
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
 #define OP_LIST \
     "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier," \
     "sync,raw_signal_unordered,raw_signal_release,fadd_spread,raw_fadd_spread"
 #define MAX_REPS 99
+#define MAX_IDLE 16
+/* --idle-us: what PE 0 sleeps before launching this op's kernel, in
+ * microseconds; 0 outside that mode. */
+static long idle_before_launch_us;
+static int idle_compute; /* --idle-how compute: a spinning kernel instead of a sleep */
+
+/* A compute phase: one thread busy for `ns` on the GPU's clock. */
+__global__ void busy_kernel(unsigned long long ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+    while (bench_clock_ns() - t0 < ns)
+        ;
+}
 #define ITERS_P2P 10000
 #define ITERS_BARRIER 1000
 
@@ -401,8 +439,14 @@ static void usage(FILE *f)
             "  --op LIST     comma-separated ops from " OP_LIST " (default all)\n"
             "  --iters N     timed iterations of every op (default %d, barriers %d)\n"
             "  --warmup N    untimed iterations first (default a tenth of the iterations)\n"
-            "  --reps R      time every op R times (up to %d), print the median (default 1)\n",
-            ITERS_P2P, ITERS_BARRIER, MAX_REPS);
+            "  --reps R      time every op R times (up to %d), print the median (default 1)\n"
+            "  --idle-us LIST  one operation of p, g, fadd, signal, barrier after PE 0 slept\n"
+            "                each of these microseconds (up to %d values; 0: back to back)\n"
+            "  --idle-reps N launches per op and idle time (default 15, up to %d)\n"
+            "  --idle-how H  sleep (PE 0's host sleeps; default) or compute (a kernel spins\n"
+            "                that long on PE 0's GPU first: rows <op>_busy<T>)\n"
+            "  --idle-cpu S  the process's CPU share over S idle seconds at the end\n",
+            ITERS_P2P, ITERS_BARRIER, MAX_REPS, MAX_IDLE, MAX_REPS);
 }
 
 static const char *const op_names[] = {"p",          "g",          "fadd",       "signal",
@@ -465,6 +509,14 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
     bench_barrier_all();
 
     *host_us = 0;
+    if (idle_before_launch_us > 0 && me == 0 && idle_compute) {
+        busy_kernel<<<1, 1, 0, r->stream>>>((unsigned long long)idle_before_launch_us * 1000);
+        BENCH_CUDA(cudaGetLastError());
+    } else if (idle_before_launch_us > 0 && me == 0) {
+        struct timespec ts = {idle_before_launch_us / 1000000,
+                              (idle_before_launch_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
     if (k == OP_RAW_BARRIER) {
         /* Every PE must reach every other, or none runs the loop (n/a). */
         long unreached = 0;
@@ -565,10 +617,112 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* "0,1000,10000": up to MAX_IDLE counts. */
+static int parse_idle_list(const char *list, long *out, long *n)
+{
+    char buf[256];
+    if (strlen(list) >= sizeof(buf))
+        return -1;
+    strcpy(buf, list);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_IDLE || bench_parse_count(tok, &out[*n]) != 0 || out[*n] < 0 ||
+            out[*n] > 10 * 1000 * 1000)
+            return -1;
+        (*n)++;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* --idle-us: rows <op>_idle<T> for the ops of want[] that a library call
+ * serves. Returns 1 when some run saw a wrong result. */
+static int time_after_idle(struct run *r, const int *want, const long *idle_us, long n_idle,
+                           long reps)
+{
+    static const int ops[] = {0 /* p */, 1 /* g */, OP_FADD, 3 /* signal */, OP_BARRIER};
+    double us[MAX_REPS], host_us;
+
+    /* The sleeps are what is asked, not up to the default 50 us later. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    for (size_t j = 0; j < sizeof(ops) / sizeof(ops[0]); j++) {
+        int k = ops[j];
+        if (!want[k] || (k != OP_BARRIER && r->npes < 2))
+            continue;
+        for (long t = 0; t < n_idle; t++) {
+            long bad = 0;
+            idle_before_launch_us = idle_us[t];
+            for (long rep = 0; rep < reps; rep++)
+                bad += time_op(r, k, 0, 1, &us[rep], &host_us);
+            idle_before_launch_us = 0;
+            if (bench_total_errors(r->s->counts, bad) != 0) {
+                if (r->me == 0)
+                    printf("FAIL: %s after %ld us idle\n", op_names[k], idle_us[t]);
+                return 1;
+            }
+            if (r->me != 0)
+                continue;
+            const char *tag = idle_compute ? "busy" : "idle";
+            if (us[0] == 0) {
+                printf("# %s_%s%ld: n/a\n", op_names[k], tag, idle_us[t]);
+                continue;
+            }
+            qsort(us, (size_t)reps, sizeof(us[0]), cmp_double);
+            double med = reps % 2 ? us[reps / 2] : (us[reps / 2 - 1] + us[reps / 2]) / 2;
+            printf("# %s_%s%ld: one op after PE 0 %s %ld us, median of %ld launches, "
+                   "lowest %.3f, highest %.3f\n%s_%s%ld,%.3f\n",
+                   op_names[k], tag, idle_us[t],
+                   idle_compute ? "computed (a kernel spinning on its GPU)" : "slept",
+                   idle_us[t], reps, us[0], us[reps - 1], op_names[k], tag, idle_us[t], med);
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+/* --idle-cpu: every PE's process CPU share over `seconds` of sleeping. */
+static void idle_cpu(const struct run *r, long seconds)
+{
+    long *host = (long *)calloc((size_t)r->npes, sizeof(long));
+    if (host == NULL) {
+        fprintf(stderr, "PE %d: out of memory\n", r->me);
+        bench_abort(1);
+    }
+    BENCH_CUDA(cudaDeviceSynchronize());
+    bench_barrier_all();
+    double c0 = cpu_seconds(), t0 = bench_host_seconds();
+    struct timespec ts = {seconds, 0};
+    nanosleep(&ts, NULL);
+    double pct = (cpu_seconds() - c0) / (bench_host_seconds() - t0) * 100.0;
+    /* Every PE's share, in tenths of a percent, lands in every PE's counts. */
+    (void)bench_total_errors(r->s->counts, (long)(pct * 10.0 + 0.5));
+    BENCH_CUDA(cudaMemcpy(host, r->s->counts, (size_t)r->npes * sizeof(long),
+                          cudaMemcpyDeviceToHost));
+    if (r->me == 0) {
+        printf("# idle_cpu_pct: CPU time of the process over %ld s in which its main thread "
+               "slept, percent of one core; every PE's:", seconds);
+        for (int pe = 0; pe < r->npes; pe++)
+            printf(" %.1f", (double)host[pe] / 10.0);
+        printf("\nidle_cpu_pct,%.1f\n", pct);
+        fflush(stdout);
+    }
+    free(host);
+    bench_barrier_all();
+}
+
 int main(int argc, char **argv)
 {
     int want[NOPS], failed = 0;
     long iters_opt = -1, warmup_opt = -1, reps = 1;
+    long idle_us[MAX_IDLE], n_idle = 0, idle_reps = 15, idle_cpu_s = 0;
     struct sym s;
     struct run r;
     const char *ops = OP_LIST;
@@ -588,6 +742,15 @@ int main(int argc, char **argv)
             bad = bench_parse_count(v, &warmup_opt) != 0;
         } else if ((v = bench_opt(argc, argv, &i, "--reps")) != NULL) {
             bad = bench_parse_count(v, &reps) != 0 || reps < 1 || reps > MAX_REPS;
+        } else if ((v = bench_opt(argc, argv, &i, "--idle-us")) != NULL) {
+            bad = parse_idle_list(v, idle_us, &n_idle) != 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--idle-reps")) != NULL) {
+            bad = bench_parse_count(v, &idle_reps) != 0 || idle_reps < 1 || idle_reps > MAX_REPS;
+        } else if ((v = bench_opt(argc, argv, &i, "--idle-how")) != NULL) {
+            bad = strcmp(v, "sleep") != 0 && strcmp(v, "compute") != 0;
+            idle_compute = strcmp(v, "compute") == 0;
+        } else if ((v = bench_opt(argc, argv, &i, "--idle-cpu")) != NULL) {
+            bad = bench_parse_count(v, &idle_cpu_s) != 0 || idle_cpu_s < 1 || idle_cpu_s > 3600;
         } else {
             bad = 1;
             v = argv[i];
@@ -696,6 +859,10 @@ int main(int argc, char **argv)
         }
     }
 
+    if (!failed && n_idle > 0)
+        failed = time_after_idle(&r, want, idle_us, n_idle, idle_reps);
+    if (!failed && idle_cpu_s > 0)
+        idle_cpu(&r, idle_cpu_s);
     BENCH_CUDA(cudaStreamDestroy(r.stream));
     BENCH_CUDA(cudaFree(r.sink_d));
     BENCH_CUDA(cudaFree(r.ns_d));

@@ -9,6 +9,12 @@
 #   in TMPDIR or in /dev/shm (libfabric's shm provider names its files after
 #   the pid: oshrun removes a killed PE's).
 #
+# faults.sh lines N CODE PATTERN NPES OSHRUN MPE_FAULTS CASE [VAR=value...]
+#   Runs CASE of mpe/mpe_faults.c (a job that hangs is ended by oshrun's
+#   --timeout 8, status 124): the job must exit CODE, and exactly N lines
+#   of its output match the extended regex PATTERN (one for a message that
+#   the job says once, whatever the PE count; 0 for one it must not say).
+#
 # faults.sh fd-refused OSHRUN USHMEM_INFO MPE_MATRIX NOPIDFD_SO
 #   pidfd_getfd fails with EPERM in every PE (nopidfd.c, preloaded): the
 #   default fd passing falls back to the socket and the job works; with
@@ -59,6 +65,19 @@ kill)
     left=$(ls -A "$work/tmp")
     [ -z "$left" ] || fail "the job left files in TMPDIR: $left"
     ;;
+lines)
+    [ $# -ge 8 ] ||
+        fail "usage: faults.sh lines N CODE PATTERN NPES OSHRUN MPE_FAULTS CASE [VAR=value...]"
+    lines=$2 want=$3 pattern=$4 npes=$5 oshrun=$6 prog=$7 what=$8
+    shift 8
+    run env TMPDIR="$work/tmp" SHMEM_SYMMETRIC_SIZE=16M "$@" \
+        "$oshrun" --timeout 8 -n "$npes" "$prog" "$what"
+    [ "$code" -eq "$want" ] || fail "exit status $code, wanted $want"
+    seen=$(printf '%s\n' "$out" | grep -cE -- "$pattern")
+    [ "$seen" -eq "$lines" ] || fail "$seen lines match /$pattern/, wanted $lines"
+    left=$(ls -A "$work/tmp")
+    [ -z "$left" ] || fail "the job left files in TMPDIR: $left"
+    ;;
 fd-refused)
     [ $# -eq 5 ] || fail "usage: faults.sh fd-refused OSHRUN USHMEM_INFO MPE_MATRIX NOPIDFD_SO"
     oshrun=$2 info=$3 matrix=$4 so=$5
@@ -91,7 +110,7 @@ fd-refused)
     [ -z "$left" ] || fail "the jobs left files in TMPDIR: $left"
     ;;
 *)
-    fail "usage: faults.sh kill ... | faults.sh fd-refused ..."
+    fail "usage: faults.sh kill ... | faults.sh lines ... | faults.sh fd-refused ..."
     ;;
 esac
 exit 0

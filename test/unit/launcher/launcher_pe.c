@@ -22,6 +22,9 @@
  *   abort R CODE     PE R calls PMIx_Abort(CODE); the others wait
  *   early R          PE R exits 0 at once without PMIx_Finalize; the others
  *                    finalize after a moment and exit 0
+ *   noinit R MS      PE R exits 0 MS milliseconds after it starts, without
+ *                    connecting (a program that returns before shmem_init);
+ *                    the others connect and wait in the fence, for ever
  *   hang [R]         every PE (but R) waits for a signal; R finalizes and exits 0
  *   fencewait R      every PE but R waits in a fence that R never joins; R
  *                    waits for a signal (R is stuck in a collective that the
@@ -241,6 +244,16 @@ int main(int argc, char **argv)
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
         sigprocmask(SIG_BLOCK, &term, NULL);
+    }
+
+    if (strcmp(mode, "noinit") == 0) {
+        /* The rank from the launcher's environment, as such a program would
+         * read it: there is no PMIx connection to ask. */
+        const char *rank = getenv("PMIX_RANK");
+        if (rank != NULL && strtol(rank, NULL, 10) == target) {
+            usleep((useconds_t)(value > 0 ? value * 1000 : 0));
+            return 0;
+        }
     }
 
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);

@@ -260,6 +260,25 @@ early-exit) # a PE that exits 0 without finalizing ends the job: its peers would
     expect_faster_than 2000
     expect_no_leftovers
     ;;
+noinit) # a PE that exits 0 before joining the job (a program that returns
+    # before shmem_init on some ranks) while the others wait in shmem_init
+    # ends the job, whether it leaves before or after they join; where no PE
+    # joins (no OpenSHMEM program) every PE may exit 0
+    for delay in 0 300 1000; do
+        case_name="noinit, PE 1 leaving after $delay ms"
+        rm -f "$scratch"/pid.* "$scratch"/ready.*
+        run --timeout 20 -n 3 "$pe" noinit 1 "$delay"
+        expect_code 1
+        expect_err '^oshrun: PE 1 \(pid [0-9]+\) exited with status 0 before calling shmem_init, while PE [02] waits in it; its peers would wait for it forever'
+        [ "$(grep -c '^oshrun:' "$scratch/err")" -eq 1 ] || fail "more than one line from oshrun"
+        expect_faster_than $((delay + 3000))
+        expect_no_leftovers
+    done
+    case_name=noinit
+    run --timeout 20 -n 3 true
+    expect_code 0
+    [ ! -s "$scratch/err" ] || fail "a job of PEs that never join said something"
+    ;;
 timeout) # --timeout ends a hung job, naming the PEs still running
     run --timeout 1 -n 4 "$pe" hang 2
     expect_code 124
@@ -280,6 +299,16 @@ timeout-scale) # OSHRUN_TIMEOUT_SCALE multiplies --timeout; a bad factor is refu
         expect_code 2
         expect_err "^oshrun: invalid OSHRUN_TIMEOUT_SCALE '$bad'"
     done
+    ;;
+unknown-var) # an OSHRUN_ variable oshrun does not read (a typo) is said, with
+    # the name it nearly spells; the known ones and other prefixes are not
+    OSHRUN_TIMEOUT_SCAL=2 OSHRUN_BIND=none OSHRUN_DEBUG=0 OSHRUN_TIMEOUT_SCALE=1 OSHRUNX=1 \
+        run -n 2 "$pe" check 2
+    expect_code 0
+    expect_err '^oshrun: warning: unknown variable OSHRUN_TIMEOUT_SCAL is ignored; did you mean OSHRUN_TIMEOUT_SCALE\? \(oshrun --help lists the known ones\)$'
+    [ "$(grep -c '^oshrun:' "$scratch/err")" -eq 1 ] || fail "not one line from oshrun"
+    OSHRUN_NO_SUCH_THING=1 run --launcher mpirun -n 1 "$pe" check 1
+    expect_err '^oshrun: warning: unknown variable OSHRUN_NO_SUCH_THING is ignored \(oshrun --help lists the known ones\)$'
     ;;
 fence-teardown) # fence-teardown [N]: the job ends (--timeout) while 3 of 4 PEs
     # wait in a PMIx fence that PE 1 never joins; libpmix 4.2 then often
@@ -453,12 +482,19 @@ oshcc) # oshcc WRAPPER LIBRARY SOURCE INCDIR: build and run a program
     OSHCC_LIBDIR=$(dirname "$2")
     export OSHCC_INCDIR=$4
     [ "$("$wrapper" --showme -o x x.c)" != "" ] || fail "--showme printed nothing"
-    # Open MPI's wrappers of the same names must be told apart.
+    # MPICH's spelling of --showme
+    [ "$("$wrapper" -show -o x x.c)" = "$("$wrapper" --showme -o x x.c)" ] ||
+        fail "-show printed '$("$wrapper" -show -o x x.c 2>&1)', not what --showme prints"
+    # Open MPI's wrappers of the same names must be told apart: ushmem's line
+    # first (on stderr), then the compiler's, whose own come first on stdout
+    # for the build tools that read its version there.
     name=${wrapper##*/}
     "$wrapper" --version >"$scratch/out" 2>&1 || fail "$name --version failed"
-    tail -n 1 "$scratch/out" | grep -q "^$name: ushmem " ||
-        fail "$name --version does not end with a line naming ushmem: $(cat "$scratch/out")"
+    head -n 1 "$scratch/out" | grep -q "^$name: ushmem " ||
+        fail "$name --version does not start with a line naming ushmem: $(cat "$scratch/out")"
     [ "$(wc -l <"$scratch/out")" -ge 2 ] || fail "$name --version did not run the compiler's"
+    "$wrapper" --version 2>/dev/null | grep -q "^$name: ushmem " &&
+        fail "$name --version printed its own line on stdout, before the compiler's"
     "$wrapper" --showme:version | grep -q "^$name: ushmem " ||
         fail "$name --showme:version does not name ushmem"
     "$wrapper" -c -o "$scratch/hello.o" "$3" 2>"$scratch/err" || fail "$wrapper -c failed"

@@ -1,0 +1,190 @@
+/* How this PE waits when nothing comes.
+ *
+ * Its helper threads (the proxy, the fabric's progress
+ * thread): USHMEM_PROXY_IDLE. A sleeping thread
+ * costs almost no CPU but takes the first request after a quiet spell up
+ * to a sleep late (1 ms); device code cannot wake it, having no system
+ * calls, and the host cannot tell when the program launches a kernel that
+ * will post one. A spinning thread takes every request at once, for one
+ * CPU core. auto spins where that core is there to give: the heap is on a
+ * GPU (the cpu backend's PEs need their CPUs for the work itself) and the
+ * CPUs this PE may use number at least twice the node's PEs (one for each
+ * PE's program, one for its helpers).
+ *
+ * Its own waits (USHMEM_CORES_SHARED): where the PEs that may run on this
+ * PE's CPUs outnumber them, the PE it waits for may need the very CPU it
+ * spins on, and a yield beside a busy thread gives the CPU away for a whole
+ * scheduler slice (EEVDF). Such a PE blocks on the word instead (util.c).
+ * The PEs of one machine compare their CPU masks through the bootstrap:
+ * oshrun binds each PE to one CPU by default, so neither the mask alone
+ * (one CPU for each of several PEs, not shared) nor the PE count alone
+ * tells. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/cpus.h"
+#include "../common/log.h"
+#include "internal.h"
+
+/* What each PE tells the others about where it runs. */
+struct cpu_card {
+    uint64_t host;     /* a hash of the host name: PEs of one machine match */
+    uint32_t has_mask; /* 0: the mask could not be read (more than CPU_SETSIZE CPUs) */
+    uint32_t pad;
+    uint64_t mask[CPU_SETSIZE / 64];
+};
+
+static uint64_t host_hash(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof(name) - 1);
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+    for (const char *p = name; *p != '\0'; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+static void fill_card(struct cpu_card *card)
+{
+    cpu_set_t set;
+    memset(card, 0, sizeof(*card));
+    card->host = host_hash();
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return;
+    card->has_mask = 1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            card->mask[c / 64] |= (uint64_t)1 << (c % 64);
+}
+
+/* Counts the PEs of this machine whose masks meet this PE's (itself
+ * included) into *pes_p and the CPUs of those masks into *cpus_p; false
+ * when a mask is missing. */
+static bool sharing(const struct cpu_card *cards, int n, int me, int *pes_p, int *cpus_p)
+{
+    const struct cpu_card *mine = &cards[me];
+    uint64_t all[CPU_SETSIZE / 64] = {0};
+    int pes = 0, cpus = 0;
+    if (!mine->has_mask)
+        return false;
+    for (int pe = 0; pe < n; pe++) {
+        const struct cpu_card *c = &cards[pe];
+        bool meets = false;
+        if (c->host != mine->host)
+            continue;
+        if (!c->has_mask)
+            return false;
+        for (size_t w = 0; w < CPU_SETSIZE / 64; w++)
+            meets |= (c->mask[w] & mine->mask[w]) != 0;
+        if (!meets)
+            continue;
+        pes++;
+        for (size_t w = 0; w < CPU_SETSIZE / 64; w++)
+            all[w] |= c->mask[w];
+    }
+    for (size_t w = 0; w < CPU_SETSIZE / 64; w++)
+        cpus += __builtin_popcountll(all[w]);
+    *pes_p = pes;
+    *cpus_p = cpus;
+    return true;
+}
+
+/* Sets ushmemi_g.cores_shared. Collective: every PE calls it once. */
+static ushmem_status_t cores_decide(const struct ushmemi_cpus *cpus, int local)
+{
+    const char *mode = ushmemi_settings.cores_shared;
+    int n = ushmemi_g.n_pes, pes = local, avail = cpus->usable;
+    const char *how = "the node's PEs against the CPUs this PE may use";
+    struct cpu_card *cards = calloc((size_t)n, sizeof(*cards));
+    if (cards == NULL) {
+        ushmemi_error("shmem_init: PE %d: cannot allocate %d CPU masks", ushmemi_g.my_pe, n);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    fill_card(&cards[ushmemi_g.my_pe]);
+    ushmem_status_t status = ushmemi_bootstrap_allgather(&ushmemi_g.bs, &cards[ushmemi_g.my_pe],
+                                                         cards, sizeof(*cards));
+    if (status != USHMEM_OK) {
+        ushmemi_error("shmem_init: PE %d: exchanging CPU masks (%zu bytes each) failed: %s",
+                      ushmemi_g.my_pe, sizeof(*cards), ushmemi_status_string(status));
+        free(cards);
+        return status;
+    }
+    int p, c;
+    bool any = false; /* some PE of this machine decides so (auto) */
+    if (sharing(cards, n, ushmemi_g.my_pe, &p, &c)) {
+        pes = p;
+        avail = cpus->quota > 0 && cpus->quota < c ? cpus->quota : c;
+        how = "PEs of this machine whose CPU masks meet this PE's, against the CPUs of those "
+              "masks";
+        for (int pe = 0; pe < n && !any; pe++)
+            if (cards[pe].host == cards[ushmemi_g.my_pe].host && sharing(cards, n, pe, &p, &c))
+                any = p > (cpus->quota > 0 && cpus->quota < c ? cpus->quota : c);
+    } else {
+        any = pes > avail;
+    }
+    free(cards);
+    char quota[48] = "";
+    if (cpus->quota > 0)
+        snprintf(quota, sizeof(quota), ", a cgroup quota of %d", cpus->quota);
+    if (strcmp(mode, "1") == 0 || strcmp(mode, "0") == 0) {
+        ushmemi_g.cores_shared = mode[0] == '1';
+        ushmemi_g.cores_wake = ushmemi_g.cores_shared;
+        snprintf(ushmemi_g.cores_why, sizeof(ushmemi_g.cores_why), "%s (USHMEM_CORES_SHARED=%s)",
+                 ushmemi_g.cores_shared ? "yes" : "no", mode);
+    } else if (strcmp(mode, "auto") == 0) {
+        ushmemi_g.cores_shared = pes > avail;
+        ushmemi_g.cores_wake = any;
+        snprintf(ushmemi_g.cores_why, sizeof(ushmemi_g.cores_why),
+                 "%s (auto: %d PE%s on %d CPU%s%s; %s)", ushmemi_g.cores_shared ? "yes" : "no",
+                 pes, pes == 1 ? "" : "s", avail, avail == 1 ? "" : "s", quota, how);
+    } else {
+        ushmemi_error("shmem_init: PE %d: USHMEM_CORES_SHARED=%s is not one of auto, 0, 1",
+                      ushmemi_g.my_pe, mode);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    ushmemi_debug("cores shared: %s%s", ushmemi_g.cores_why,
+                  ushmemi_g.cores_wake && !ushmemi_g.cores_shared
+                      ? "; another PE of this machine shares its cores: this one wakes it"
+                      : "");
+    return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_idle_decide(void)
+{
+    const char *mode = ushmemi_settings.proxy_idle;
+    struct ushmemi_cpus cpus;
+    int local = ushmemi_g.host_local_size > 0 ? ushmemi_g.host_local_size : 1;
+    bool gpu = ushmemi_g.heap_is_device && strcmp(ushmemi_g.dev_ops->name, "cpu") != 0;
+
+    ushmemi_cpus_probe(&cpus);
+    ushmemi_g.usable_cpus = cpus.usable;
+    char quota[48] = "";
+    if (cpus.quota > 0)
+        snprintf(quota, sizeof(quota), ", a cgroup quota of %d", cpus.quota);
+    if (strcmp(mode, "spin") == 0) {
+        ushmemi_g.idle_spin = true;
+        snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why), "spin (USHMEM_PROXY_IDLE=spin)");
+    } else if (strcmp(mode, "sleep") == 0) {
+        ushmemi_g.idle_spin = false;
+        snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why),
+                 "sleep (USHMEM_PROXY_IDLE=sleep)");
+    } else if (strcmp(mode, "auto") == 0) {
+        ushmemi_g.idle_spin = gpu && cpus.usable >= 2 * local;
+        snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why),
+                 "%s (auto: %s; %d usable CPUs (%d in the affinity mask%s) for %d PE%s on "
+                 "this node)",
+                 ushmemi_g.idle_spin ? "spin" : "sleep",
+                 gpu ? "the heap is on a GPU" : "the heap is host memory", cpus.usable,
+                 cpus.affinity, quota, local, local == 1 ? "" : "s");
+    } else {
+        ushmemi_error("shmem_init: PE %d: USHMEM_PROXY_IDLE=%s is not one of auto, spin, sleep",
+                      ushmemi_g.my_pe, mode);
+        return USHMEM_ERR_INVALID_VALUE;
+    }
+    ushmemi_debug("helper threads when idle: %s", ushmemi_g.idle_why);
+    return cores_decide(&cpus, local);
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# idle_sleeps.sh zero|some command...
+# Runs a job with SHMEM_DEBUG=1 and reads each PE's proxy line at finalize
+# ("proxy: ... N idle sleeps"). zero: every PE's proxy ran and none slept
+# (USHMEM_PROXY_IDLE=spin); some: some PE's proxy slept. Fails when the job
+# fails or when no PE's proxy reported.
+set -u
+want=$1
+shift
+out=$("$@" 2>&1)
+code=$?
+printf '%s\n' "$out" | grep -v '^\[.*DEBUG' || true
+if [ $code -ne 0 ]; then
+    printf '%s\n' "$out" | tail -40
+    echo "idle_sleeps.sh: the job exited $code" >&2
+    exit 1
+fi
+counts=$(printf '%s\n' "$out" | sed -n 's/.*DEBUG: proxy: .*; \([0-9][0-9]*\) idle sleeps.*/\1/p')
+n=$(printf '%s\n' "$counts" | grep -c .)
+printf 'idle sleeps per PE: %s\n' "$(echo $counts)"
+if [ "$n" -lt 1 ]; then
+    echo "idle_sleeps.sh: no PE's proxy reported its sleeps" >&2
+    exit 1
+fi
+case $want in
+zero)
+    if printf '%s\n' "$counts" | grep -qv '^0$'; then
+        echo "idle_sleeps.sh: a proxy slept with USHMEM_PROXY_IDLE=spin" >&2
+        exit 1
+    fi ;;
+some)
+    if ! printf '%s\n' "$counts" | grep -qv '^0$'; then
+        echo "idle_sleeps.sh: no proxy slept" >&2
+        exit 1
+    fi ;;
+*) echo "idle_sleeps.sh: zero or some, not '$want'" >&2; exit 2 ;;
+esac
+exit 0
