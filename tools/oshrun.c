@@ -53,6 +53,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "../src/common/names.h"
 #include "oshrun_gate.h"
 #include "ushmem_config.h"
 
@@ -187,40 +188,15 @@ static void die_usage(const char *fmt, ...)
 static const char *const known_vars[] = {"OSHRUN_BIND", "OSHRUN_DEBUG", "OSHRUN_TIMEOUT_SCALE"};
 #define N_KNOWN_VARS (sizeof(known_vars) / sizeof(known_vars[0]))
 
-/* Edit distance between a[0..alen) and b, up to 3 (only near misses
- * matter); names of 64 characters or more count as far. */
-static size_t name_distance(const char *a, size_t alen, const char *b)
-{
-    size_t blen = strlen(b), row[64];
-    if (alen >= 64 || blen >= 64)
-        return 3;
-    for (size_t j = 0; j <= blen; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= alen; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= blen; j++) {
-            size_t above = row[j], best = diagonal + (a[i - 1] != b[j - 1]);
-            if (above + 1 < best)
-                best = above + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    return row[blen] < 3 ? row[blen] : 3;
-}
-
 static void warn_unknown_vars(void)
 {
     for (char **e = environ; *e != NULL; e++) {
         if (strncmp(*e, "OSHRUN_", 7) != 0)
             continue;
-        size_t len = strcspn(*e, "="), best_distance = 3;
+        size_t len = strcspn(*e, "="), best_distance = USHMEMI_NAME_FAR;
         const char *best = NULL;
         for (size_t i = 0; i < N_KNOWN_VARS; i++) {
-            size_t d = name_distance(*e, len, known_vars[i]);
+            size_t d = ushmemi_name_distance(*e, len, known_vars[i]);
             if (d < best_distance) {
                 best_distance = d;
                 best = known_vars[i];

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "names.h"
 
 extern char **environ;
 
@@ -120,42 +121,13 @@ static bool is_known(const char *entry, size_t len)
     return false;
 }
 
-/* Edit distance (insertions, deletions, substitutions) between a[0..alen)
- * and b, stopping at NAME_MAX_DIST + 1: only near misses matter. */
-#define NAME_MAX_LEN 64
-#define NAME_MAX_DIST 2
-static size_t name_distance(const char *a, size_t alen, const char *b)
-{
-    size_t blen = strlen(b);
-    if (alen >= NAME_MAX_LEN || blen >= NAME_MAX_LEN)
-        return NAME_MAX_DIST + 1;
-    size_t row[NAME_MAX_LEN + 1];
-    for (size_t j = 0; j <= blen; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= alen; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= blen; j++) {
-            size_t above = row[j];
-            size_t best = diagonal + (a[i - 1] != b[j - 1]);
-            if (above + 1 < best)
-                best = above + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    return row[blen];
-}
-
 /* The known name nearest to entry[0..len) when it is a near miss, else NULL. */
 static const char *nearest_known(const char *entry, size_t len)
 {
     const char *best = NULL;
-    size_t best_distance = NAME_MAX_DIST + 1;
+    size_t best_distance = USHMEMI_NAME_FAR;
     for (size_t i = 0; i < KNOWN_COUNT; i++) {
-        size_t d = name_distance(entry, len, known_names[i]);
+        size_t d = ushmemi_name_distance(entry, len, known_names[i]);
         if (d < best_distance) {
             best_distance = d;
             best = known_names[i];

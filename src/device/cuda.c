@@ -255,16 +255,10 @@ static ushmem_status_t check_features(struct ushmemi_device *dev)
     return USHMEM_OK;
 }
 
-/* The heap's allocation properties; cuda_mem.c builds the same ones. */
+/* The granularity of the heap's allocations (ushmemi_cuda_heap_prop). */
 static ushmem_status_t read_granularity(struct ushmemi_device *dev)
 {
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = dev->ordinal;
-    prop.allocFlags.gpuDirectRDMACapable = dev->rdma_capable;
+    CUmemAllocationProp prop = ushmemi_cuda_heap_prop(dev);
     size_t gran = 0;
     CUresult r = ushmemi_cu.cuMemGetAllocationGranularity(&gran, &prop,
                                                           CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
