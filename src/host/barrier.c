@@ -77,7 +77,7 @@ static void wait_at_least(const char *call, uint64_t world_epoch, _Atomic uint64
         atomic_thread_fence(memory_order_acquire);
         return;
     }
-    ushmemi_poll_wait_ge(call, world_epoch, word, target);
+    ushmemi_poll_wait_reserved(call, world_epoch, word, target);
 }
 
 /* The same dissemination over the host sync segments, when the heap is
@@ -98,6 +98,40 @@ static void host_seg_barrier(const char *call)
     }
 }
 
+/* Where PEs share cores and the members map each other's host heaps (the
+ * same answer on every member: see ushmemi_mbox_usable; coll_wake is the
+ * job's), member 0 gathers and releases: every other member signals it
+ * and waits for one signal back. Two hand-offs, as many as the
+ * dissemination's two rounds at 4 PEs, but member 0 leaves first and
+ * leaves at once, so a collective's root that follows (a broadcast) has
+ * sent its data before the others are scheduled to wait for it. It uses
+ * the set counters with their expected counts, as the dissemination does:
+ * either may follow the other. */
+static bool central_fits(const struct ushmemi_coll_set *set)
+{
+    return ushmemi_g.coll_wake && set->size > 2 && ushmemi_mbox_usable(set);
+}
+
+/* world_epoch: as for wait_at_least (the world barrier counts its
+ * barriers on this road too, for watch.c). */
+static void central_barrier(const char *call, const struct ushmemi_coll_set *set,
+                            uint64_t world_epoch)
+{
+    _Atomic uint64_t *own = set_counters(ushmemi_g.reserved);
+    int me_world = ushmemi_g.my_pe, root = ushmemi_coll_world_pe(set, 0);
+    if (set->me != 0) {
+        ushmemi_sync_add(call, &own[me_world], 1, root);
+        wait_at_least(call, world_epoch, &own[root], ++set_expected[root]);
+        return;
+    }
+    for (int i = 1; i < set->size; i++) {
+        int pe = ushmemi_coll_world_pe(set, i);
+        wait_at_least(call, world_epoch, &own[pe], ++set_expected[pe]);
+    }
+    for (int i = 1; i < set->size; i++)
+        ushmemi_sync_add(call, &own[me_world], 1, ushmemi_coll_world_pe(set, i));
+}
+
 static void world_barrier(const char *call)
 {
     int n = ushmemi_g.n_pes, me = ushmemi_g.my_pe;
@@ -110,6 +144,14 @@ static void world_barrier(const char *call)
     }
     if (!ushmemi_g.heap_host_accessible && ushmemi_sync_seg(me) != NULL) {
         host_seg_barrier(call);
+        return;
+    }
+    struct ushmemi_coll_set world = {.start = 0, .stride = 1, .size = n, .me = me, .world = true};
+    if (central_fits(&world)) {
+        /* Once coll_wake is set (at init, on every PE before its next
+         * barrier) every world barrier of the job comes here, so the
+         * dissemination's counters never fall behind the epoch. */
+        central_barrier(call, &world, ++ushmemi_g.barrier_epoch);
         return;
     }
     if (!counters_usable()) {
@@ -159,6 +201,10 @@ void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set)
             ushmemi_poll_wake(word);
             ushmemi_poll_wait_ge(call, 0, &own[from], ++set_expected[from]);
         }
+        return;
+    }
+    if (central_fits(set)) {
+        central_barrier(call, set, 0);
         return;
     }
     if (!counters_usable())

@@ -12,6 +12,13 @@
  * member's contribution is staged in its collective scratch, so that
  * dest == source (allowed by the spec) is safe.
  *
+ * Small broadcasts, collects, fcollects and reductions between PEs that map
+ * each other's host heaps go through the mailboxes instead (mailbox.c): the
+ * data is pushed to each receiver, which waits for it alone, so no barrier
+ * at all; what a member sends is copied into the boxes, so its source may
+ * be reused on return as well. Where PEs share cores, each barrier round
+ * is a hand-off through the scheduler, which is what this saves most.
+ *
  * Apart from that, these are the simple algorithms, correct first. Where the
  * faster ones would go: a tree or scatter+allgather broadcast for many PEs or
  * large messages; pipelined rings for collect; and on GPU heaps, kernels
@@ -68,6 +75,31 @@ static const void *peer_stage_view(const char *call, const void *addr, size_t le
 
 /* ---- The algorithms, over a resolved PE set ------------------------------ */
 
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Small messages through the mailboxes: the root sends each receiver the
+ * data a slot at a time; the receivers wait for it and copy it out. */
+static void mbox_broadcast(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                           const void *source, size_t nbytes, int root, bool copy_on_root)
+{
+    int n = set->size, root_pe = ushmemi_coll_world_pe(set, root);
+    for (size_t off = 0; off < nbytes; off += USHMEMI_MBOX_PAYLOAD) {
+        size_t len = min_size(USHMEMI_MBOX_PAYLOAD, nbytes - off);
+        if (set->me != root) {
+            const struct ushmemi_mbox_slot *slot = ushmemi_mbox_wait(call, root_pe);
+            ushmemi_host_copy(call, (char *)dest + off, slot->data, len);
+            ushmemi_mbox_done(root_pe);
+            continue;
+        }
+        for (int step = 1; step < n; step++)
+            ushmemi_mbox_send(call, ushmemi_coll_world_pe(set, (root + step) % n),
+                              (const char *)source + off, len, nbytes);
+    }
+    if (set->me == root && copy_on_root && dest != source)
+        ushmemi_host_copy(call, dest, source, nbytes);
+}
+
+
 static void broadcast(const char *call, const struct ushmemi_coll_set *set, void *dest,
                       const void *source, size_t nbytes, int root, bool copy_on_root)
 {
@@ -81,6 +113,10 @@ static void broadcast(const char *call, const struct ushmemi_coll_set *set, void
     ushmemi_locate(call, source, nbytes, root_pe, &loc);
     if (set->me != root || copy_on_root)
         ushmemi_check_private(call, "dest", dest, nbytes, root_pe);
+    if (nbytes <= ushmemi_mbox_limit() && ushmemi_mbox_usable(set)) {
+        mbox_broadcast(call, set, dest, source, nbytes, root, copy_on_root);
+        return;
+    }
     ushmemi_coll_barrier(call, set);
     if (set->me != root)
         ushmemi_get(call, dest, source, nbytes, root_pe, false);
@@ -91,9 +127,71 @@ static void broadcast(const char *call, const struct ushmemi_coll_set *set, void
 
 /* Every member contributes its own nbytes; dest receives the contributions
  * concatenated in member order. The sizes are exchanged through the stage. */
+/* Through the mailboxes: every member sends every other member its size
+ * and the head of its data, up to `inline` bytes (the mailboxes' limit, at
+ * most a slot). When every contribution fits, that is all; otherwise
+ * (every member sees the same sizes, so all decide alike) each pulls the
+ * rest with gets and the closing barrier keeps the sources in place until
+ * all have read them. */
+static void mbox_collect(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                         const void *source, size_t nbytes)
+{
+    int n = set->size, me = set->me;
+    const size_t inline_max = min_size(ushmemi_mbox_limit(), USHMEMI_MBOX_PAYLOAD);
+    size_t head = min_size(nbytes, inline_max);
+    struct ushmemi_loc loc; /* symmetric, as the members' gets need it */
+    if (nbytes > 0) {
+        ushmemi_locate(call, source, nbytes, ushmemi_g.my_pe, &loc);
+        /* Its own part at least, before anybody waits on this PE. */
+        ushmemi_check_private(call, "dest", dest, nbytes, ushmemi_g.my_pe);
+    }
+    for (int step = 1; step < n; step++)
+        ushmemi_mbox_send(call, ushmemi_coll_world_pe(set, (me + step) % n), source, head,
+                          nbytes);
+    size_t *lens = xmalloc(call, (size_t)n * sizeof(*lens));
+    const struct ushmemi_mbox_slot **slots = xmalloc(call, (size_t)n * sizeof(*slots));
+    size_t total = 0, largest = 0;
+    for (int i = 0; i < n; i++) {
+        slots[i] = i == me ? NULL : ushmemi_mbox_wait(call, ushmemi_coll_world_pe(set, i));
+        lens[i] = i == me ? nbytes : (size_t)slots[i]->total;
+        if (lens[i] > SIZE_MAX - total)
+            ushmemi_fatal(call, "the contributions add up to more than the address space");
+        total += lens[i];
+        largest = lens[i] > largest ? lens[i] : largest;
+    }
+    ushmemi_check_private(call, "dest", dest, total, ushmemi_g.my_pe);
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == me) {
+            ushmemi_host_copy(call, (char *)dest + at, source, nbytes);
+        } else {
+            ushmemi_host_copy(call, (char *)dest + at, slots[i]->data, (size_t)slots[i]->len);
+            ushmemi_mbox_done(ushmemi_coll_world_pe(set, i));
+        }
+        at += lens[i];
+    }
+    free(slots);
+    if (largest > inline_max) {
+        at = 0;
+        for (int i = 0; i < n; i++) {
+            if (i != me && lens[i] > inline_max)
+                ushmemi_get(call, (char *)dest + at + inline_max,
+                            (const char *)source + inline_max, lens[i] - inline_max,
+                            ushmemi_coll_world_pe(set, i), false);
+            at += lens[i];
+        }
+        ushmemi_coll_barrier(call, set);
+    }
+    free(lens);
+}
+
 static void collect(const char *call, const struct ushmemi_coll_set *set, void *dest,
                     const void *source, size_t nbytes)
 {
+    if (ushmemi_mbox_usable(set)) {
+        mbox_collect(call, set, dest, source, nbytes);
+        return;
+    }
     uint64_t mine = nbytes;
     ushmemi_host_copy(call, own_stage(), &mine, sizeof(mine));
     ushmemi_coll_barrier(call, set);
@@ -117,12 +215,42 @@ static void collect(const char *call, const struct ushmemi_coll_set *set, void *
     ushmemi_coll_barrier(call, set);
 }
 
+/* A slot at a time: each member sends its piece to every other member,
+ * then takes theirs. A member sends piece c + 1 only after it has taken
+ * every member's piece c, so a box's slot is free again whenever it is
+ * needed and nobody waits for acknowledgements. */
+static void mbox_fcollect(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                          const void *source, size_t nbytes)
+{
+    int n = set->size, me = set->me;
+    struct ushmemi_loc loc; /* symmetric, as on the other road */
+    ushmemi_locate(call, source, nbytes, ushmemi_g.my_pe, &loc);
+    ushmemi_check_private(call, "dest", dest, (size_t)n * nbytes, ushmemi_g.my_pe);
+    for (size_t off = 0; off < nbytes; off += USHMEMI_MBOX_PAYLOAD) {
+        size_t len = min_size(USHMEMI_MBOX_PAYLOAD, nbytes - off);
+        for (int step = 1; step < n; step++)
+            ushmemi_mbox_send(call, ushmemi_coll_world_pe(set, (me + step) % n),
+                              (const char *)source + off, len, nbytes);
+        for (int step = 1; step < n; step++) {
+            int i = (me - step + n) % n, pe = ushmemi_coll_world_pe(set, i);
+            const struct ushmemi_mbox_slot *slot = ushmemi_mbox_wait(call, pe);
+            ushmemi_host_copy(call, (char *)dest + (size_t)i * nbytes + off, slot->data, len);
+            ushmemi_mbox_done(pe);
+        }
+    }
+    ushmemi_host_copy(call, (char *)dest + (size_t)me * nbytes, source, nbytes);
+}
+
 static void fcollect(const char *call, const struct ushmemi_coll_set *set, void *dest,
                      const void *source, size_t nbytes)
 {
     if (nbytes == 0)
         return;
     int n = set->size;
+    if (nbytes <= ushmemi_mbox_limit() && ushmemi_mbox_usable(set)) {
+        mbox_fcollect(call, set, dest, source, nbytes);
+        return;
+    }
     ushmemi_coll_barrier(call, set);
     for (int step = 0; step < n; step++) {
         int i = (set->me + 1 + step) % n;
@@ -288,6 +416,40 @@ static void reduce_direct(const char *call, const struct ushmemi_coll_set *set,
     ushmemi_coll_barrier(call, set);
 }
 
+/* Small reductions through the mailboxes, a slot at a time as in
+ * mbox_fcollect: each member sends its piece to every other member and
+ * combines all pieces in member order itself (so every PE gets the same
+ * bits, even in floating point). dest is written after this PE's own piece
+ * was sent and read, so dest == source is safe. */
+static void mbox_reduce(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                        const void *source, size_t nreduce, size_t elem_size,
+                        combine_fn combine)
+{
+    unsigned char acc[USHMEMI_MBOX_PAYLOAD] __attribute__((aligned(64)));
+    int n = set->size, me = set->me;
+    size_t bytes = nreduce * elem_size, chunk = USHMEMI_MBOX_PAYLOAD / elem_size * elem_size;
+    for (size_t off = 0; off < bytes; off += chunk) {
+        size_t len = min_size(chunk, bytes - off);
+        const unsigned char *mine = (const unsigned char *)source + off;
+        for (int step = 1; step < n; step++)
+            ushmemi_mbox_send(call, ushmemi_coll_world_pe(set, (me + step) % n), mine, len,
+                              bytes);
+        for (int i = 0; i < n; i++) {
+            int pe = ushmemi_coll_world_pe(set, i);
+            const unsigned char *in = mine;
+            if (i != me)
+                in = ushmemi_mbox_wait(call, pe)->data;
+            if (i == 0)
+                memcpy(acc, in, len);
+            else
+                combine(acc, in, len / elem_size);
+            if (i != me)
+                ushmemi_mbox_done(pe);
+        }
+        ushmemi_host_copy(call, (char *)dest + off, acc, len);
+    }
+}
+
 /* A reduction or scan reads source and writes dest on this PE itself (in
  * the staged road with plain copies), so both get the checks of a private
  * buffer: never NULL, unmapped or the heap's reserved area. */
@@ -304,6 +466,11 @@ static void reduce(const char *call, const struct ushmemi_coll_set *set, void *d
         return;
     size_t bytes = byte_count(call, nreduce, elem_size);
     check_arrays(call, dest, source, bytes);
+    if (bytes <= ushmemi_mbox_limit() && elem_size <= USHMEMI_MBOX_PAYLOAD &&
+        ushmemi_mbox_usable(set)) {
+        mbox_reduce(call, set, dest, source, nreduce, elem_size, combine);
+        return;
+    }
     size_t n = (size_t)set->size;
     unsigned char **dst = xmalloc(call, n * sizeof(*dst));
     const unsigned char **src = xmalloc(call, n * sizeof(*src));

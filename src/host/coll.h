@@ -42,4 +42,36 @@ void ushmemi_coll_active_set(const char *call, int PE_start, int logPE_stride, i
  * any member are visible to every member after it. */
 void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set);
 
+/* Mailboxes for small collectives (mailbox.c): a member pushes its data
+ * into each receiver's box for it and goes on; a receiver waits for the
+ * message, reads it in place and acknowledges it. Messages between two PEs
+ * are numbered in the order sent, and a box's two slots alternate, so a
+ * sender waits only when the receiver has not yet taken the message before
+ * the previous one. No barrier: a collective that needs one message per
+ * pair costs one hand-off between two PEs, not log2(N) rounds twice.
+ *
+ * Usable when the heap is host memory, the job has at most
+ * USHMEMI_MBOX_PES PEs and every member maps every other member's heap
+ * (the same answer on every member: a pair maps each other or neither, and
+ * mapping is by node). Off with the measurement switch
+ * USHMEMI_COLL_MAILBOX=0, for comparisons and tests of the other road. */
+bool ushmemi_mbox_usable(const struct ushmemi_coll_set *set);
+/* The most bytes a member sends through them in one collective: two slots
+ * where cores are shared (the barriers they save cost scheduler hand-offs);
+ * else 512, past which the pulls between two barriers, which copy the data
+ * once instead of twice, are as fast (OSU at 2 PEs on 2 cores). The same on
+ * every PE (coll_wake is the job's). */
+static inline size_t ushmemi_mbox_limit(void)
+{
+    return ushmemi_g.coll_wake ? 2 * USHMEMI_MBOX_PAYLOAD : 512;
+}
+
+/* Sends len <= USHMEMI_MBOX_PAYLOAD bytes (and, for collect, the size of the
+ * sender's whole contribution) to world PE pe. */
+void ushmemi_mbox_send(const char *call, int pe, const void *data, size_t len, size_t total);
+/* Waits for the next message from world PE pe and returns its slot, which
+ * stays valid until ushmemi_mbox_done(pe). */
+const struct ushmemi_mbox_slot *ushmemi_mbox_wait(const char *call, int pe);
+void ushmemi_mbox_done(int pe);
+
 #endif

@@ -12,9 +12,16 @@
  * ops heap_grow); the local peers map each other's chunks (ushmemi_ipc_grow);
  * the fabric registers the grown heap and learns the peers' keys; then the
  * allocator, the host's bounds and the proxy's roads take the new size. A
- * refusal at any step undoes the steps before it on every PE. The device
- * state's bounds are the whole reserve from the start, so device calls cost
- * what they cost before and no module is written again. */
+ * refusal at any step undoes the steps before it on every PE, and the PE
+ * that refused says why in one line for the job. The device state's bounds
+ * are the whole reserve from the start, so device calls cost what they
+ * cost before and no module is written again.
+ *
+ * USHMEMI_FAULT_GROW_MAP=PE:PEER:GROWTH (test only, read here and nowhere
+ * else): at the GROWTH-th growth (1 the first, refused ones counted), PE's
+ * taking of PEER's new chunk fails: its mapping where PE maps PEER's heap,
+ * else the fabric's taking of PEER's new key; the steps then undo
+ * themselves as for a real failure (test/unit/mpe/mpe_heap_grow.c --fault). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +122,53 @@ static bool vote(const char *call, size_t size, size_t old_size, size_t new_size
     return first < 0;
 }
 
+/* A step that reaches the peers' chunks failed on every PE (it is all or
+ * none); the PEs where it failed said why in step->why: one line for the
+ * job, as for a refusal to grow. */
+static void step_failed(const char *call, size_t size, size_t old_size, size_t new_size,
+                        const char *what, const struct ushmemi_grow_step *step)
+{
+    struct vote mine = {.ok = step->why[0] == '\0'};
+    snprintf(mine.why, sizeof(mine.why), "%s", step->why);
+    if (vote(call, size, old_size, new_size, &mine) && ushmemi_g.my_pe == 0)
+        ushmemi_error("%s: %zu bytes do not fit the symmetric heap, which cannot grow from %zu "
+                      "to %zu bytes: %s failed without a PE saying why; the heap keeps its "
+                      "size, and the call returns NULL on every PE", call, size, old_size,
+                      new_size, what);
+}
+
+/* The peer whose new chunk this PE fails to take at growth number `growth`
+ * (USHMEMI_FAULT_GROW_MAP), else -1. */
+static int fault_peer(const char *call, unsigned long growth)
+{
+    const char *text = getenv("USHMEMI_FAULT_GROW_MAP"); /* test switch */
+    if (text == NULL || text[0] == '\0')
+        return -1;
+    char *end = NULL;
+    long pe = strtol(text, &end, 10), peer = -1, at = 0;
+    bool good = end != text && *end == ':';
+    if (good) {
+        const char *from = end + 1;
+        peer = strtol(from, &end, 10);
+        good = end != from && *end == ':';
+    }
+    if (good) {
+        const char *from = end + 1;
+        at = strtol(from, &end, 10);
+        good = end != from && *end == '\0';
+    }
+    if (!good || pe < 0 || pe >= ushmemi_g.n_pes || peer < 0 || peer >= ushmemi_g.n_pes ||
+        peer == pe || at < 1)
+        ushmemi_fatal(call, "USHMEMI_FAULT_GROW_MAP=%s (a test switch) is not PE:PEER:GROWTH "
+                      "with two different PEs of the %d and a growth from 1", text,
+                      ushmemi_g.n_pes);
+    if (pe != ushmemi_g.my_pe || (unsigned long)at != growth)
+        return -1;
+    ushmemi_debug("%s: USHMEMI_FAULT_GROW_MAP: growth %lu fails where this PE takes PE %ld's new "
+                  "heap chunk", call, growth, peer);
+    return (int)peer;
+}
+
 static double seconds(void)
 {
     struct timespec ts;
@@ -146,6 +200,7 @@ bool ushmemi_heap_grow(const char *call, size_t align, size_t size, bool *said_p
                                                               : SIZE_MAX;
     struct vote mine = {.ok = 1};
     bool grew = false;
+    static unsigned long growths; /* tried, on every PE alike */
 
     *said_p = false;
     /* Fits at the end already (no growth helps), or no heap could hold it:
@@ -153,6 +208,7 @@ bool ushmemi_heap_grow(const char *call, size_t align, size_t size, bool *said_p
     if (need == 0 || need == SIZE_MAX)
         return false;
     *said_p = true;
+    struct ushmemi_grow_step step = {.fail_peer = fault_peer(call, ++growths)};
     double t0 = seconds();
     /* Every PE sees the same sizes (the allocator is deterministic); only
      * the maximum and the device's answer may differ between PEs. */
@@ -199,25 +255,26 @@ bool ushmemi_heap_grow(const char *call, size_t align, size_t size, bool *said_p
                                    .allgather = oob_allgather,
                                    .barrier = oob_barrier};
         if (ushmemi_ipc_grow(&oob, ops, ushmemi_g.dev, ushmemi_g.heap_base, old_size, new_size,
-                             &config, ushmemi_g.peers) != USHMEM_OK) {
-            if (ushmemi_g.my_pe == 0)
-                ushmemi_error("%s: the local PEs could not map each other's new heap chunks (see "
-                              "above); the heap keeps its size of %zu bytes, and the call "
-                              "returns NULL on every PE", call, old_size);
+                             &config, ushmemi_g.peers, &step) != USHMEM_OK) {
+            step_failed(call, size, old_size, new_size, "mapping the local peers' new chunks",
+                        &step);
             goto shrink;
         }
     }
     double t2 = seconds();
     if (ushmemi_g.fabric != NULL) {
-        ushmem_status_t status = ushmemi_g.fabric_ops->heap_grow != NULL
-                                     ? ushmemi_g.fabric_ops->heap_grow(ushmemi_g.fabric, new_size)
-                                     : USHMEM_ERR_UNSUPPORTED;
-        if (status != USHMEM_OK) {
+        /* Every PE has the fabric's heap_grow or none has: it is the
+         * transport's, which every PE runs alike. */
+        if (ushmemi_g.fabric_ops->heap_grow == NULL) {
             if (ushmemi_g.my_pe == 0)
-                ushmemi_error("%s: the fabric (%s) cannot reach the grown heaps: %s; the heap "
-                              "keeps its size of %zu bytes, and the call returns NULL on every PE",
-                              call, ushmemi_g.fabric_ops->name, ushmemi_status_string(status),
-                              old_size);
+                ushmemi_error("%s: %zu bytes do not fit the symmetric heap, which cannot grow: "
+                              "the fabric (%s) cannot follow a heap that grows; the heap keeps "
+                              "its size of %zu bytes, and the call returns NULL on every PE",
+                              call, size, ushmemi_g.fabric_ops->name, old_size);
+            goto unmap_peers;
+        }
+        if (ushmemi_g.fabric_ops->heap_grow(ushmemi_g.fabric, new_size, &step) != USHMEM_OK) {
+            step_failed(call, size, old_size, new_size, "the fabric's step", &step);
             goto unmap_peers;
         }
     }

@@ -146,6 +146,25 @@ static ushmem_status_t cores_decide(const struct ushmemi_cpus *cpus, int local)
                       ushmemi_g.my_pe, mode);
         return USHMEM_ERR_INVALID_VALUE;
     }
+    /* The collectives choose their algorithms by it (coll.h, barrier.c),
+     * and every PE must choose alike, whatever each was told: the job's
+     * answer is whether any PE wakes. */
+    uint8_t mine = ushmemi_g.cores_wake, *all = calloc((size_t)n, 1);
+    if (all == NULL) {
+        ushmemi_error("shmem_init: PE %d: cannot allocate %d bytes", ushmemi_g.my_pe, n);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    status = ushmemi_bootstrap_allgather(&ushmemi_g.bs, &mine, all, 1);
+    if (status != USHMEM_OK) {
+        ushmemi_error("shmem_init: PE %d: exchanging the cores-shared answers failed: %s",
+                      ushmemi_g.my_pe, ushmemi_status_string(status));
+        free(all);
+        return status;
+    }
+    ushmemi_g.coll_wake = false;
+    for (int pe = 0; pe < n; pe++)
+        ushmemi_g.coll_wake |= all[pe] != 0;
+    free(all);
     ushmemi_debug("cores shared: %s%s", ushmemi_g.cores_why,
                   ushmemi_g.cores_wake && !ushmemi_g.cores_shared
                       ? "; another PE of this machine shares its cores: this one wakes it"

@@ -269,6 +269,7 @@ static int do_init(int requested, const struct uid_request *uid)
     /* 1.6: a program may initialise again after its last finalize. */
     ushmemi_g.finalized = 0;
     ushmemi_barrier_reset();
+    ushmemi_mbox_reset();
     /* What init starts (PMIx, the GPU driver and runtime, NVML, libfabric)
      * may install signal handlers; the program keeps its own dispositions. */
     static struct ushmemi_sigsave program_signals; /* large for a stack */

@@ -29,6 +29,17 @@
 #define USHMEMI_SYNC_WORDS 64            /* 64-bit flags for barriers */
 #define USHMEMI_SCRATCH_SIZE (64 * 1024) /* collective scratch per PE */
 #define USHMEMI_STREAM_PES 1024           /* world PEs that stream barriers reach */
+/* Small collectives' mailboxes (mailbox.c): in jobs of up to MBOX_PES PEs,
+ * one box per sending world PE with two slots that alternate, each holding
+ * up to MBOX_PAYLOAD bytes of one message. */
+#define USHMEMI_MBOX_PES 32
+#define USHMEMI_MBOX_PAYLOAD 4096
+struct ushmemi_mbox_slot {
+    _Atomic uint64_t seq; /* the message's number + 1, stored after the rest */
+    uint64_t len;         /* bytes in data */
+    uint64_t total;       /* what the sender's whole contribution is (collect) */
+    unsigned char data[USHMEMI_MBOX_PAYLOAD] __attribute__((aligned(64)));
+};
 struct ushmemi_reserved {
     _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
@@ -51,6 +62,13 @@ struct ushmemi_reserved {
     /* Written by peers' proxies to keep the link in use; never read. */
     uint64_t warm_word;
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
+    /* mbox[s]: the slots world PE s sends this PE messages in; mbox_ack[r]:
+     * how many of this PE's messages world PE r has taken from its box. */
+    struct ushmemi_mbox_slot mbox[USHMEMI_MBOX_PES][2];
+    _Atomic uint64_t mbox_ack[USHMEMI_MBOX_PES] __attribute__((aligned(64)));
+    /* Threads of this PE asleep on a counter in this area (util.c): a
+     * writer wakes them only when there are some. */
+    _Atomic uint32_t sleepers __attribute__((aligned(64)));
 };
 #define USHMEMI_RESERVED_SIZE ((sizeof(struct ushmemi_reserved) + 4095) & ~(size_t)4095)
 
@@ -75,6 +93,9 @@ struct ushmemi_state {
     bool cores_shared;
     /* Some PE of this machine waits so: writers of counters wake it. */
     bool cores_wake;
+    /* Some PE of the job has cores_wake: the small collectives' choice
+     * (coll.h, barrier.c), the same on every PE. */
+    bool coll_wake;
     char cores_why[192];
 
     struct ushmemi_bootstrap bs;
@@ -360,6 +381,12 @@ void ushmemi_poll_pause_in(const char *call, uint64_t world_epoch, unsigned *spi
  * counter (a futex) after a short spin, which ushmemi_poll_wake ends. */
 void ushmemi_poll_wait_ge(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
                           uint64_t target);
+/* The same for a counter in the reserved area of this PE's heap: a thread
+ * that blocks counts itself in the area's sleepers, so that writers
+ * (ushmemi_poll_wake_reserved) make the wake-up system call only when
+ * somebody sleeps. */
+void ushmemi_poll_wait_reserved(const char *call, uint64_t world_epoch,
+                                const _Atomic uint64_t *word, uint64_t target);
 /* After a store to a counter that some PE may wait on with
  * ushmemi_poll_wait_ge: wakes it where some PE of this machine shares
  * cores, else nothing. */
@@ -368,6 +395,19 @@ static inline void ushmemi_poll_wake(const _Atomic uint64_t *word)
 {
     if (__builtin_expect(ushmemi_g.cores_wake, 0))
         ushmemi_poll_wake_slow(word);
+}
+/* After a store to a counter in the reserved area `owner` (that PE's, as
+ * mapped here) that it may wait on with ushmemi_poll_wait_reserved. The
+ * fence orders the store before the look at the sleepers, as the sleeper
+ * counts itself before it reads the counter: one of the two sees the other. */
+static inline void ushmemi_poll_wake_reserved(const _Atomic uint64_t *word,
+                                              struct ushmemi_reserved *owner)
+{
+    if (__builtin_expect(ushmemi_g.cores_wake, 0)) {
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&owner->sleepers, memory_order_relaxed) != 0)
+            ushmemi_poll_wake_slow(word);
+    }
 }
 
 /* Heap allocator (heap.c): deterministic, metadata in host memory. Every
@@ -412,6 +452,7 @@ size_t ushmemi_heap_prefix_in_use(void);
 void ushmemi_barrier_world(void);
 /* Forgets the counts of earlier barriers (a new initialisation). */
 void ushmemi_barrier_reset(void);
+void ushmemi_mbox_reset(void);
 /* Forgets the stream barriers' message counts (stream.c; shmem_init). */
 void ushmemi_stream_reset(void);
 

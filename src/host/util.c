@@ -240,13 +240,13 @@ static int64_t now_ns(void)
 #define SHARED_COSTLY_NS 100000000
 
 static void pause_on(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
-                     uint64_t seen, unsigned *spins);
+                     uint64_t seen, _Atomic uint32_t *sleepers, unsigned *spins);
 
-void ushmemi_poll_pause(unsigned *spins) { pause_on(NULL, 0, NULL, 0, spins); }
+void ushmemi_poll_pause(unsigned *spins) { pause_on(NULL, 0, NULL, 0, NULL, spins); }
 
 void ushmemi_poll_pause_in(const char *call, uint64_t world_epoch, unsigned *spins)
 {
-    pause_on(call, world_epoch, NULL, 0, spins);
+    pause_on(call, world_epoch, NULL, 0, NULL, spins);
 }
 
 void ushmemi_poll_wait_ge(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
@@ -255,7 +255,16 @@ void ushmemi_poll_wait_ge(const char *call, uint64_t world_epoch, const _Atomic 
     unsigned spins = 0;
     uint64_t seen;
     while ((seen = atomic_load_explicit(word, memory_order_acquire)) < target)
-        pause_on(call, world_epoch, word, seen, &spins);
+        pause_on(call, world_epoch, word, seen, NULL, &spins);
+}
+
+void ushmemi_poll_wait_reserved(const char *call, uint64_t world_epoch,
+                                const _Atomic uint64_t *word, uint64_t target)
+{
+    unsigned spins = 0;
+    uint64_t seen;
+    while ((seen = atomic_load_explicit(word, memory_order_acquire)) < target)
+        pause_on(call, world_epoch, word, seen, &ushmemi_g.reserved->sleepers, &spins);
 }
 
 /* The futex word of a counter: its low 32 bits, which every increment
@@ -287,7 +296,7 @@ static void futex_wait(const _Atomic uint64_t *word, uint64_t seen)
 }
 
 static void pause_on(const char *call, uint64_t world_epoch, const _Atomic uint64_t *word,
-                     uint64_t seen, unsigned *spins)
+                     uint64_t seen, _Atomic uint32_t *sleepers, unsigned *spins)
 {
     /* A short spin keeps latency low when the peer runs on another core;
      * then yield, because PEs often outnumber cores; after a millisecond of
@@ -339,7 +348,13 @@ static void pause_on(const char *call, uint64_t world_epoch, const _Atomic uint6
     if (watch_at > 0 && waited >= watch_at)
         watch_at = ushmemi_watch_check(call, world_epoch, waited);
     if (shared && word != NULL) {
+        /* Counted before the futex reads the counter (see
+         * ushmemi_poll_wake_reserved). */
+        if (sleepers != NULL)
+            atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
         futex_wait(word, seen);
+        if (sleepers != NULL)
+            atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
         return;
     }
     /* Sleep 10 us, growing to 200 us after 20 ms. */

@@ -18,6 +18,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -431,13 +432,14 @@ static void close_chunks(const struct ushmemi_device_ops *ops, struct ushmemi_de
             ops->close_chunk(dev, peers[pe].base, old_size, new_size);
 }
 
-/* Takes peer pe's chunk fd and maps the chunk behind its heap. */
-static ushmem_status_t import_peer_chunk(const struct ushmemi_oob *oob,
-                                         const struct ushmemi_device_ops *ops,
+/* Takes peer pe's chunk fd and maps the chunk behind its heap; on failure
+ * step->why says why. */
+static ushmem_status_t import_peer_chunk(const struct ushmemi_device_ops *ops,
                                          struct ushmemi_device *dev,
                                          const struct ushmemi_ipc_config *config,
                                          const struct grow_card *card, bool sockets, int pe,
-                                         void *peer_base, size_t old_size, size_t new_size)
+                                         void *peer_base, size_t old_size, size_t new_size,
+                                         struct ushmemi_grow_step *step)
 {
     int fd = -1;
     ushmem_status_t status = USHMEM_OK;
@@ -449,26 +451,34 @@ static ushmem_status_t import_peer_chunk(const struct ushmemi_oob *oob,
     else if (card->chunk_size != 0)
         status = ushmemi_fd_get_pidfd((pid_t)card->pid, card->fd, &fd);
     if (status != USHMEM_OK) {
-        ushmemi_error("ushmemi_ipc_grow: PE %d cannot take PE %d's heap chunk fd %d (pid %d) "
-                      "%s: %s", oob->rank, pe, (int)card->fd, (int)card->pid,
-                      sockets ? "over its socket" : "with pidfd_getfd",
-                      ushmemi_status_string(status));
+        snprintf(step->why, sizeof(step->why), "cannot take PE %d's new heap chunk fd %d (pid "
+                 "%d) %s: %s", pe, (int)card->fd, (int)card->pid,
+                 sockets ? "over its socket" : "with pidfd_getfd", ushmemi_status_string(status));
         return status;
+    }
+    if (pe == step->fail_peer) {
+        /* The fault stands in for the backend's import, fd consumed and
+         * nothing mapped, as a refused import leaves it. */
+        if (fd >= 0)
+            close(fd);
+        snprintf(step->why, sizeof(step->why), "cannot map PE %d's new heap chunk (%llu bytes): "
+                 "the fault that USHMEMI_FAULT_GROW_MAP injects", pe,
+                 (unsigned long long)card->chunk_size);
+        return USHMEM_ERR_DEVICE;
     }
     struct ushmemi_ipc_handle handle = {.fd = fd, .size = card->chunk_size};
     memcpy(handle.data, card->handle_data, sizeof(handle.data));
     status = ops->import_chunk(dev, peer_base, old_size, new_size, &handle, fd);
     if (status != USHMEM_OK)
-        ushmemi_error("ushmemi_ipc_grow: PE %d cannot map PE %d's heap chunk (heap %zu -> %zu "
-                      "bytes): %s", oob->rank, pe, old_size, new_size,
-                      ushmemi_status_string(status));
+        snprintf(step->why, sizeof(step->why), "cannot map PE %d's new heap chunk (%llu bytes): "
+                 "%s", pe, (unsigned long long)card->chunk_size, ushmemi_status_string(status));
     return status;
 }
 
 ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
                                  struct ushmemi_device *dev, void *heap, size_t old_size,
                                  size_t new_size, const struct ushmemi_ipc_config *config,
-                                 struct ushmemi_peer *peers)
+                                 struct ushmemi_peer *peers, struct ushmemi_grow_step *step)
 {
     const int n = oob->size, me = oob->rank;
     struct ushmemi_ipc_handle handle;
@@ -483,6 +493,7 @@ ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ush
     ushmem_status_t status = USHMEM_OK;
 
     memset(&mine, 0, sizeof(mine));
+    step->why[0] = '\0';
     if (cards == NULL || mapped == NULL || pids == NULL || oks == NULL) {
         /* Without room to receive the cards this PE cannot join the
          * exchange: its peers wait in it until the bootstrap times out. */
@@ -507,9 +518,8 @@ ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ush
             mine.chunk_size = handle.size;
             memcpy(mine.handle_data, handle.data, sizeof(mine.handle_data));
         } else {
-            ushmemi_error("ushmemi_ipc_grow: PE %d cannot export its heap chunk (heap %zu -> %zu "
-                          "bytes) to the %d local PEs that map it: %s", me, old_size, new_size,
-                          npids, ushmemi_status_string(status));
+            snprintf(step->why, sizeof(step->why), "cannot export its new heap chunk to the %d "
+                     "local PEs that map it: %s", npids, ushmemi_status_string(status));
         }
     }
     mine.pid = (int32_t)getpid();
@@ -534,8 +544,8 @@ ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ush
     for (int pe = 0; pe < n && status == USHMEM_OK; pe++) {
         if (pe == me || peers[pe].base == NULL)
             continue;
-        status = import_peer_chunk(oob, ops, dev, config, &cards[pe], sockets, pe,
-                                   peers[pe].base, old_size, new_size);
+        status = import_peer_chunk(ops, dev, config, &cards[pe], sockets, pe, peers[pe].base,
+                                   old_size, new_size, step);
         mapped[pe] = status == USHMEM_OK;
     }
     /* All or none: the vote is also the barrier after which no server is

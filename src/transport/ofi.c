@@ -649,29 +649,58 @@ struct ofi_grow_card {
     uint32_t reserved;
 };
 
+/* Takes peer pe's card of a growth: its new size, and the key of its new
+ * registration (none when its heap lands through messages). A card that
+ * does not agree, or the injected fault, is this PE's failure alone, which
+ * the closing vote of ofi_heap_grow makes everyone's. */
+static ushmem_status_t take_grow_card(const struct ushmemi_transport *t, int pe,
+                                      const struct ofi_grow_card *card, size_t new_size,
+                                      struct ushmemi_grow_step *step)
+{
+    if (card->size != new_size) {
+        snprintf(step->why, sizeof(step->why), "the fabric (provider %s) heard PE %d's grown "
+                 "heap is %llu bytes, not %zu", t->prov_name, pe,
+                 (unsigned long long)card->size, new_size);
+        return USHMEM_ERR_TRANSPORT;
+    }
+    if (pe == step->fail_peer) {
+        snprintf(step->why, sizeof(step->why), "the fabric (provider %s) cannot take PE %d's "
+                 "grown heap registration (key 0x%llx): the fault that "
+                 "USHMEMI_FAULT_GROW_MAP injects", t->prov_name, pe,
+                 (unsigned long long)card->key);
+        return USHMEM_ERR_TRANSPORT;
+    }
+    return USHMEM_OK;
+}
+
 /* The heap grew to new_size: one registration covering all of it, made
  * before the old one is let go, so that an operation in flight under the
  * old key still finds it (the old registrations are closed with the
  * transport). A registration per chunk would make every transfer that
  * spans two chunks two transfers; registering the whole reserve at init
- * would take address space no provider that pins memory accepts. */
-static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_size)
+ * would take address space no provider that pins memory accepts. Two
+ * exchanges: the cards, then whether every PE took every card, so that
+ * the peers' keys change on all PEs or on none. */
+static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_size,
+                                     struct ushmemi_grow_step *step)
 {
     struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
     struct ofi_grow_card mine = {.size = new_size}, *cards = calloc((size_t)t->size,
                                                                     sizeof(*cards));
+    uint32_t *oks = calloc((size_t)t->size, sizeof(*oks));
     struct fid_mr **old = realloc(t->old_heap_mrs, (t->nold_heap_mrs + 1) * sizeof(*old));
     struct fid_mr *mr = NULL;
     ushmem_status_t status = USHMEM_OK;
 
+    step->why[0] = '\0';
     if (old != NULL)
         t->old_heap_mrs = old;
-    if (cards == NULL || old == NULL) {
+    if (cards == NULL || oks == NULL || old == NULL) {
         /* No room to receive the cards: the peers wait in the exchange
          * until the bootstrap gives up. */
         ushmemi_error("ofi: PE %d cannot allocate the growth tables of %d PEs", t->rank, t->size);
-        free(cards);
-        return USHMEM_ERR_NO_MEMORY;
+        status = USHMEM_ERR_NO_MEMORY;
+        goto free_tables;
     }
     bool landing = t->peers[t->rank].heap_landing; /* this PE's own card */
     if (!landing) {
@@ -682,6 +711,10 @@ static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_siz
         ushmemi_ofi_leave(t, saved);
         if (status == USHMEM_OK)
             mine.key = fi_mr_key(mr);
+        else
+            snprintf(step->why, sizeof(step->why), "the fabric (provider %s) cannot register "
+                     "the grown heap of %zu bytes: %s", t->prov_name, new_size,
+                     ushmemi_status_string(status));
     }
     mine.ok = status == USHMEM_OK;
     ushmem_status_t ex = t->oob->allgather(t->oob->ctx, &mine, cards, sizeof(mine));
@@ -689,16 +722,27 @@ static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_siz
         ushmemi_error("ofi: PE %d: the exchange of grown registrations failed: %s", t->rank,
                       ushmemi_status_string(ex));
         status = ex;
+        goto close_mr;
     }
     for (int pe = 0; status == USHMEM_OK && pe < t->size; pe++)
-        if (!cards[pe].ok || cards[pe].size != new_size)
+        if (!cards[pe].ok)
             status = USHMEM_ERR_TRANSPORT; /* that PE said why */
-    if (status != USHMEM_OK) {
-        if (mr != NULL)
-            fi_close(&mr->fid);
-        free(cards);
-        return status;
+    for (int pe = 0; status == USHMEM_OK && pe < t->size; pe++)
+        if (pe != t->rank)
+            status = take_grow_card(t, pe, &cards[pe], new_size, step);
+    /* Every PE took every card, or none changes a key. */
+    uint32_t ok = status == USHMEM_OK;
+    ex = t->oob->allgather(t->oob->ctx, &ok, oks, sizeof(ok));
+    if (ex != USHMEM_OK) {
+        ushmemi_error("ofi: PE %d: the closing vote of a heap growth failed: %s", t->rank,
+                      ushmemi_status_string(ex));
+        status = ex;
     }
+    for (int pe = 0; ex == USHMEM_OK && pe < t->size; pe++)
+        if (!oks[pe] && status == USHMEM_OK)
+            status = USHMEM_ERR_TRANSPORT; /* that PE said why */
+    if (status != USHMEM_OK)
+        goto close_mr;
     /* The proxy thread may read these while they change: the key and size
      * of a peer go one word at a time, and until the allocation that grew
      * the heap returns nobody targets the new bytes, so either key finds
@@ -718,8 +762,17 @@ static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_siz
     }
     if (landing)
         ushmemi_ofi_am_heap_grown(t, new_size);
+    free(oks);
     free(cards);
     return USHMEM_OK;
+
+close_mr:
+    if (mr != NULL)
+        fi_close(&mr->fid);
+free_tables:
+    free(oks);
+    free(cards);
+    return status;
 }
 
 static int ofi_can_atomic(struct ushmemi_transport *t, int pe, const char **why_p)

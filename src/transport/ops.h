@@ -13,6 +13,7 @@
 #include "../common/status.h"
 #include "../device/device.h"
 
+struct ushmemi_grow_step;
 struct ushmemi_oob;
 struct ushmemi_transport; /* transport private */
 
@@ -145,9 +146,11 @@ struct ushmemi_transport_ops {
     /* Optional (NULL: the transport cannot follow a heap that grows).
      * Collective over all PEs: every PE's heap (the one given at init) now
      * holds new_size bytes, and the new bytes become reachable to and from
-     * every peer. On failure (logged on the PE where it happened) nothing
-     * changed, and every PE returns an error. */
-    ushmem_status_t (*heap_grow)(struct ushmemi_transport *t, size_t new_size);
+     * every peer. All or none: on failure nothing changed on any PE, every
+     * PE returns an error, and step->why says why on the PE where it
+     * happened (step->fail_peer: a failure to inject, see transport.h). */
+    ushmem_status_t (*heap_grow)(struct ushmemi_transport *t, size_t new_size,
+                                 struct ushmemi_grow_step *step);
 };
 
 #endif

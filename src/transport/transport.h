@@ -77,15 +77,29 @@ ushmem_status_t ushmemi_ipc_connect(const struct ushmemi_oob *oob, const struct 
 void ushmemi_ipc_disconnect(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,
                             struct ushmemi_peer *peers, int npeers, int self, size_t heap_size);
 
+/* One step of a heap growth that reaches the peers' new chunks (mapping
+ * them, or learning their keys), as the host tells it and hears back. */
+struct ushmemi_grow_step {
+    /* Test only (USHMEMI_FAULT_GROW_MAP, src/host/heap_grow.c): this PE's
+     * taking of that peer's new chunk fails, in place of the call that
+     * takes it, and the step undoes itself as for a real failure; -1: none. */
+    int fail_peer;
+    /* Set, unlogged, on the PE where the step failed: why, naming the peer
+     * (empty on the PEs that only learned of it). The host gathers every
+     * PE's answer into one line for the job. */
+    char why[160];
+};
+
 /* Grows the mappings made by ushmemi_ipc_connect: every PE's heap grew
  * from old_size to new_size (device ops heap_grow), and each PE exports its
  * new chunk to the local peers that map its heap, which map it behind that
- * heap. All or none: on failure on any PE (logged there) no PE keeps a
- * chunk it mapped, and every PE returns an error. Collective over all PEs. */
+ * heap. All or none: on failure on any PE (step->why says why there) no PE
+ * keeps a chunk it mapped, and every PE returns an error. Collective over
+ * all PEs. */
 ushmem_status_t ushmemi_ipc_grow(const struct ushmemi_oob *oob, const struct ushmemi_device_ops *ops,
                                  struct ushmemi_device *dev, void *heap, size_t old_size,
                                  size_t new_size, const struct ushmemi_ipc_config *config,
-                                 struct ushmemi_peer *peers);
+                                 struct ushmemi_peer *peers, struct ushmemi_grow_step *step);
 /* Unmaps the peers' chunks of the last successful ushmemi_ipc_grow (a later
  * step of the growth failed). */
 void ushmemi_ipc_ungrow(const struct ushmemi_device_ops *ops, struct ushmemi_device *dev,

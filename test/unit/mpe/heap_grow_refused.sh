@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # heap_grow_refused.sh PATTERN -- command...
-# Runs mpe_heap_grow --refuse under a launcher: passes when the job exits 0
-# and its output holds exactly one ERROR line, matching the extended regex
-# PATTERN (the growth refused on one PE is one line for the whole job).
+# Runs mpe_heap_grow --refuse or --fault under a launcher: passes when the
+# job exits 0 and its output holds exactly one ERROR line, matching the
+# extended regex PATTERN (the growth refused on one PE, or a peer's chunk
+# that one PE could not take, is one line for the whole job).
 set -u
 pattern=$1
 shift

@@ -12,6 +12,16 @@
  *   allocation that PE's heap cannot grow for returns NULL on every PE, and
  *   the heap stays usable (an allocation that fits still works, with bytes
  *   checked). Exits 0 when all of it held on every PE.
+ *        mpe_heap_grow --fault STEP
+ *   Run with USHMEMI_FAULT_GROW_MAP=PE:PEER:GROWTH (src/host/heap_grow.c):
+ *   PE fails to map PEER's new chunk at that growth, after every PE grew its
+ *   own. Steps as --refuse (at most 16) until that allocation returns NULL
+ *   on every PE; then the heap is still usable, and two more growths,
+ *   without the fault, succeed, with bytes checked in every block old and
+ *   new.
+ * In both, an allocation that returns NULL must leave each PE's heap
+ * memory as it found it (cpu backend: the memfd bytes mapped and held),
+ * every PE having undone what it grew and mapped.
  *
  * With MPE_HEAP_GROW_DEVICE=1 (cpu backend only, where device code is host
  * threads) the same put, get and atomic also go through the device API
@@ -20,12 +30,15 @@
  *
  * Only the user API: the heap may be device memory (cuda), so every byte
  * moves through shmem_putmem and shmem_getmem. */
+#include <dirent.h>
 #include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ushmem/device.h>
 
@@ -268,16 +281,62 @@ static int refuse_setup(int pe, const char *max)
     return atoi(rank);
 }
 
-static int run_refuse(int refusing, size_t max, size_t step_len)
+#define MAX_STEPS 256
+
+/* On the cpu backend, whose heaps are memfds named "ushmem-heap": the bytes
+ * of them this process maps (its own heap and its local peers') and the
+ * size of the files it holds open (its own heap's). A growth that returned
+ * NULL must leave both as they were: every PE undid what it grew and
+ * mapped. Zeros elsewhere. */
+struct footprint {
+    size_t mapped, files;
+};
+
+static struct footprint heap_footprint(void)
+{
+    struct footprint fp = {0, 0};
+    char line[4096];
+    FILE *maps = fopen("/proc/self/maps", "r");
+    MPE_CHECK(maps != NULL, "cannot read /proc/self/maps");
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        unsigned long from, to;
+        if (strstr(line, "/memfd:ushmem-heap") != NULL && sscanf(line, "%lx-%lx", &from, &to) == 2)
+            fp.mapped += to - from;
+    }
+    fclose(maps);
+    DIR *fds = opendir("/proc/self/fd");
+    MPE_CHECK(fds != NULL, "cannot list /proc/self/fd");
+    for (struct dirent *e; (e = readdir(fds)) != NULL;) {
+        char path[300];
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, line, sizeof(line) - 1);
+        if (n <= 0)
+            continue;
+        line[n] = '\0';
+        if (strstr(line, "/memfd:ushmem-heap") != NULL && stat(path, &st) == 0)
+            fp.files += (size_t)st.st_size;
+    }
+    closedir(fds);
+    return fp;
+}
+
+/* Allocates blocks of step_len bytes until one returns NULL, checking that
+ * every PE agrees on each answer; returns the step that returned NULL, or
+ * -1 when none did in max_steps (at most MAX_STEPS). */
+static int grow_until_null(unsigned char **blocks, int max_steps, size_t step_len,
+                           unsigned char *buf)
 {
     int me = shmem_my_pe();
-    unsigned char *buf = malloc(PIECE);
-    MPE_CHECK(buf != NULL, "out of host memory");
-    /* Steps grow every heap until the refusing PE's maximum stops them. */
-    unsigned char *blocks[256];
-    int s = 0, refused_at = -1;
-    for (; s < 256; s++) {
+    for (int s = 0; s < max_steps; s++) {
+        struct footprint before = heap_footprint();
         blocks[s] = shmem_malloc(step_len);
+        struct footprint after = heap_footprint();
+        MPE_CHECK(blocks[s] != NULL || (after.mapped == before.mapped &&
+                                        after.files == before.files),
+                  "step %d returned NULL but left %zu bytes of heap memfds mapped (%zu before) "
+                  "and %zu bytes in its heap's file (%zu before)", s, after.mapped,
+                  before.mapped, after.files, before.files);
         /* Every PE must agree: NULL on one is NULL on all. */
         long got = blocks[s] != NULL, all = 0;
         long *flag = shmem_malloc(2 * sizeof(long));
@@ -290,28 +349,43 @@ static int run_refuse(int refusing, size_t max, size_t step_len)
         MPE_CHECK(all == 0 || all == shmem_n_pes(),
                   "step %d: %ld of %d PEs got a block (this PE: %s)", s, all, shmem_n_pes(),
                   got ? "yes" : "NULL");
-        if (!got) {
-            refused_at = s;
-            break;
-        }
+        if (!got)
+            return s;
         exercise(blocks[s], step_len, 1 << 20, s, buf);
     }
-    MPE_CHECK(refused_at >= 0, "PE %d's USHMEM_HEAP_MAX=%zu never refused a step", refusing, max);
-    MPE_CHECK((size_t)refused_at * step_len <= max,
-              "the heap grew to %zu bytes of blocks past PE %d's maximum of %zu", (size_t)s *
-              step_len, refusing, max);
-    /* The heap is still usable: what fits in it is allocated and works. */
+    return -1;
+}
+
+/* The heap is still usable after a growth that returned NULL: what fits in
+ * it is allocated and works, and a freed block is reused without growing. */
+static void check_usable(unsigned char **blocks, int refused_at, size_t step_len,
+                         unsigned char *buf)
+{
     unsigned char *small = shmem_malloc(1 << 20);
     MPE_CHECK(small != NULL, "a 1 MiB allocation after the refused growth returned NULL");
     exercise(small, 1 << 20, 1 << 20, 1000, buf);
     shmem_free(small);
     if (refused_at > 0) {
-        /* Freed blocks are reused without growing again. */
         shmem_free(blocks[refused_at - 1]);
         blocks[refused_at - 1] = shmem_malloc(step_len);
         MPE_CHECK(blocks[refused_at - 1] != NULL, "reallocating a freed block returned NULL");
         exercise(blocks[refused_at - 1], step_len, 1 << 20, refused_at - 1, buf);
     }
+}
+
+static int run_refuse(int refusing, size_t max, size_t step_len)
+{
+    int me = shmem_my_pe();
+    unsigned char *buf = malloc(PIECE);
+    MPE_CHECK(buf != NULL, "out of host memory");
+    /* Steps grow every heap until the refusing PE's maximum stops them. */
+    unsigned char *blocks[MAX_STEPS];
+    int refused_at = grow_until_null(blocks, MAX_STEPS, step_len, buf);
+    MPE_CHECK(refused_at >= 0, "PE %d's USHMEM_HEAP_MAX=%zu never refused a step", refusing, max);
+    MPE_CHECK((size_t)refused_at * step_len <= max,
+              "the heap grew to %zu bytes of blocks past PE %d's maximum of %zu",
+              (size_t)refused_at * step_len, refusing, max);
+    check_usable(blocks, refused_at, step_len, buf);
     for (int k = refused_at - 1; k >= 0; k--)
         shmem_free(blocks[k]);
     free(buf);
@@ -319,6 +393,50 @@ static int run_refuse(int refusing, size_t max, size_t step_len)
         printf("PE 0: growth refused at step %d (%zu bytes of blocks) by PE %d, NULL on every "
                "PE; the heap stayed usable\n", refused_at, (size_t)refused_at * step_len,
                refusing);
+    return 0;
+}
+
+#define FAULT_STEPS 16
+
+static int run_fault(size_t step_len)
+{
+    int me = shmem_my_pe();
+    const char *fault = getenv("USHMEMI_FAULT_GROW_MAP");
+    unsigned char *buf = malloc(PIECE);
+    MPE_CHECK(buf != NULL, "out of host memory");
+    MPE_CHECK(fault != NULL, "--fault without USHMEMI_FAULT_GROW_MAP");
+    /* Steps grow every heap until the fault's growth, which every PE made
+     * before one failed to map a peer's chunk; the tests' growth comes
+     * within FAULT_STEPS steps. */
+    unsigned char *blocks[FAULT_STEPS + 2];
+    int refused_at = grow_until_null(blocks, FAULT_STEPS, step_len, buf);
+    MPE_CHECK(refused_at >= 0, "USHMEMI_FAULT_GROW_MAP=%s refused none of %d steps", fault,
+              FAULT_STEPS);
+    check_usable(blocks, refused_at, step_len, buf);
+    /* Two more growths without the fault: every PE grows its own chunk and
+     * maps its peers' where the failed growth had mapped and unmapped them
+     * (a chunk left behind on any PE makes these fail, or their bytes). */
+    for (int s = refused_at; s < refused_at + 2; s++) {
+        blocks[s] = shmem_malloc(step_len);
+        MPE_CHECK(blocks[s] != NULL, "step %d: shmem_malloc(%zu) after the failed growth "
+                  "returned NULL", s, step_len);
+        exercise(blocks[s], step_len, 1 << 20, s, buf);
+    }
+    /* Every block, from before the failed growth and after, kept its bytes
+     * (a slice at its start; its end holds the slots and counter). */
+    size_t head = step_len / 2 < ((size_t)1 << 20) ? step_len / 2 : (size_t)1 << 20;
+    for (int s = 0; s < refused_at + 2; s++)
+        for (int k = 0; k < shmem_n_pes(); k++)
+            check_range(blocks[s], 0, head, (me + k) % shmem_n_pes(), s, buf,
+                        "after the failed growth");
+    shmem_barrier_all();
+    for (int s = refused_at + 1; s >= 0; s--)
+        shmem_free(blocks[s]);
+    free(buf);
+    if (me == 0)
+        printf("PE 0: USHMEMI_FAULT_GROW_MAP=%s refused step %d (%zu bytes of blocks), NULL on "
+               "every PE; the heap stayed usable and grew twice more\n", fault, refused_at,
+               (size_t)refused_at * step_len);
     return 0;
 }
 
@@ -335,6 +453,16 @@ int main(int argc, char **argv)
         refuse_setup(refusing, argv[3]);
         shmem_init();
         int rc = run_refuse(refusing, parse_size(argv[3]), parse_size(argv[4]));
+        shmem_finalize();
+        return rc;
+    }
+    if (argc > 1 && strcmp(argv[1], "--fault") == 0) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: mpe_heap_grow --fault STEP\n");
+            return 2;
+        }
+        shmem_init();
+        int rc = run_fault(parse_size(argv[2]));
         shmem_finalize();
         return rc;
     }
