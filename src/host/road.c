@@ -313,11 +313,13 @@ void ushmemi_sync_add(const char *call, _Atomic uint64_t *addr, uint64_t value, 
         /* Release publishes this PE's earlier stores (and what it saw from
          * others) to the PE that acquires the counter. */
         atomic_fetch_add_explicit(word, value, memory_order_acq_rel);
-        if (ushmemi_g.peers[pe].base != NULL)
-            ushmemi_poll_wake_reserved(word, (struct ushmemi_reserved *)(void *)
-                                                 ushmemi_g.peers[pe].base);
-        else
-            ushmemi_poll_wake(word);
+        if (__builtin_expect(ushmemi_g.cores_wake, 0)) {
+            if (ushmemi_g.peers[pe].base != NULL)
+                ushmemi_poll_wake_reserved(word, (struct ushmemi_reserved *)(void *)
+                                                     ushmemi_g.peers[pe].base);
+            else
+                ushmemi_poll_wake_slow(word);
+        }
         return;
     }
     /* Fabric puts are complete (delivered) when they return, and fabric
