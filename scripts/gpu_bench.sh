@@ -369,7 +369,7 @@ if want proxy && [ $have_ushmem = 1 ]; then
             run_to "$out/proxy_floor_raw.txt" 90 "$exe" --iters 2000 ||
                 say "proxy_floor exited $?: see proxy_floor_raw.txt"
             awk -F, 'BEGIN { print "# proxy_floor,raw,2"; print "what,us" }
-                     /^hop-[a-z-]+,[0-9.]+,us$/ { print $1 "," $2 }' \
+                     /^hop-[a-z+-]+,[0-9.]+,us$/ { print $1 "," $2 }' \
                 "$out/proxy_floor_raw.txt" >"$csvdir/proxy_floor_raw.csv"
         else
             say "build of proxy_floor failed: see build_proxy_floor.log"

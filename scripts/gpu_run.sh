@@ -260,6 +260,16 @@ if [ $have_hmem = 1 ] && [ "$ngpus" -ge 2 ]; then
         env USHMEM_IPC=0 FI_PROVIDER=shm "${oshrun[@]}" -n 2 "$prog"
     expect "mpe_device_heap -n 4 over FI_HMEM (two PEs per GPU)" 0 'all checks passed' '' -- \
         env USHMEM_IPC=0 FI_PROVIDER=shm "${oshrun[@]}" -n 4 "$prog" --devices="$ngpus"
+    # The heap grows there too, one registration per chunk: every road
+    # into each new block (host RMA from a cudaMalloc buffer included),
+    # every byte checked, at 2 PEs and 4 (two per GPU).
+    grow_full=$build/test/unit/cuda/cu_heap_grow_full
+    expect "cu_heap_grow_full -n 2 over FI_HMEM, 64M steps to 512M" 0 \
+        '^cu_heap_grow_full: PASS' '' -- env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=64M \
+        "${oshrun[@]}" -n 2 "$grow_full" --dev-bytes 1M 64M 512M
+    expect "cu_heap_grow_full -n 4 over FI_HMEM, 64M steps to 256M" 0 \
+        '^cu_heap_grow_full: PASS' '' -- env USHMEM_IPC=0 FI_PROVIDER=shm SHMEM_SYMMETRIC_SIZE=64M \
+        "${oshrun[@]}" -n 4 "$grow_full" --dev-bytes 1M 64M 256M
     section "simulated nodes: USHMEM_SIM_NODES=2, 4 PEs"
     expect "--topology: PE 0 -> PE 2 across nodes, PE 0 -> PE 1 direct" 0 \
         'PE 0 -> PE 2: same_node=no .*fabric_hmem=yes' '' -- \

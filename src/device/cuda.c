@@ -611,6 +611,7 @@ static void cuda_close(struct ushmemi_device *dev)
     ushmemi_cuda_amo_close(dev);
     ushmemi_cuda_reduce_close(dev);
     ushmemi_cuda_graph_close(dev);
+    ushmemi_cuda_coll_close(dev);
     close_lanes(dev);
     if (dev->foreign_ctx != NULL && dev->foreign_ctx != dev->ctx) {
         ushmemi_cu.cuCtxDestroy(dev->foreign_ctx);
@@ -693,6 +694,7 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .stream_free = ushmemi_cuda_stream_free,
     .stream_capturing = ushmemi_cuda_stream_capturing,
     .stream_exchange_counted = ushmemi_cuda_stream_exchange_counted,
+    .stream_coll = ushmemi_cuda_stream_coll,
     .pointer_query = ushmemi_cuda_pointer_query,
     .p2p_probe = ushmemi_cuda_p2p_probe,
     .native_handle = cuda_native_handle,

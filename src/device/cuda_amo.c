@@ -306,11 +306,14 @@ ushmem_status_t ushmemi_cuda_kernels_load(struct ushmemi_device *dev)
     status = ushmemi_cuda_reduce_load(dev);
     if (status == USHMEM_OK)
         status = ushmemi_cuda_graph_load(dev);
+    if (status == USHMEM_OK)
+        status = ushmemi_cuda_coll_load(dev);
     if (status != USHMEM_OK)
         goto unload;
     return USHMEM_OK;
 
 unload:
+    ushmemi_cuda_graph_close(dev);
     ushmemi_cuda_reduce_close(dev);
     ushmemi_cuda_amo_close(dev);
     return status;
@@ -398,6 +401,25 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
     return USHMEM_OK;
 }
 
+CUresult ushmemi_cuda_launch_programmatic(CUfunction fn, unsigned blocks, unsigned threads,
+                                          void *stream, void **params)
+{
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config;
+    memset(&config, 0, sizeof(config));
+    config.gridDimX = blocks;
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = threads;
+    config.blockDimY = config.blockDimZ = 1;
+    config.hStream = (CUstream)stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    return ushmemi_cu.cuLaunchKernelEx(&config, fn, params, NULL);
+}
+
 /* A stream barrier's round as one kernel on the program's stream (see
  * exchange_ptx): one launch instead of a batch of stream memory
  * operations. */
@@ -426,19 +448,7 @@ ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *s
     if (dev->exchange_pdl_fn != NULL &&
         ushmemi_cu.cuStreamIsCapturing((CUstream)stream, &capture) == CUDA_SUCCESS &&
         capture == CU_STREAM_CAPTURE_STATUS_NONE) {
-        CUlaunchAttribute attr;
-        memset(&attr, 0, sizeof(attr));
-        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmaticStreamSerializationAllowed = 1;
-        CUlaunchConfig config;
-        memset(&config, 0, sizeof(config));
-        config.gridDimX = config.gridDimY = config.gridDimZ = 1;
-        config.blockDimX = 32;
-        config.blockDimY = config.blockDimZ = 1;
-        config.hStream = (CUstream)stream;
-        config.attrs = &attr;
-        config.numAttrs = 1;
-        r = ushmemi_cu.cuLaunchKernelEx(&config, dev->exchange_pdl_fn, params, NULL);
+        r = ushmemi_cuda_launch_programmatic(dev->exchange_pdl_fn, 1, 32, stream, params);
     } else {
         r = ushmemi_cu.cuLaunchKernel(dev->exchange_fn, 1, 1, 1, 32, 1, 1, 0, (CUstream)stream,
                                       params, NULL);

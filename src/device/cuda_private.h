@@ -202,6 +202,11 @@ struct ushmemi_device {
     /* Captured stream barriers' round (cuda_graph.c), loaded at open. */
     CUmodule graph_module;
     CUfunction counted_fn;
+    /* The small stream collective (cuda_coll.c), loaded at open, and its
+     * programmatic form (or NULL). */
+    CUmodule coll_module, coll_pdl_module;
+    CUfunction coll_fn, coll_pdl_fn;
+    _Atomic unsigned coll_next_slot; /* the next call's completion count */
     unsigned wait_flush; /* CU_STREAM_WAIT_VALUE_FLUSH where the device has it, else 0 */
     bool nvml_tried;
 };
@@ -332,6 +337,19 @@ ushmem_status_t ushmemi_cuda_stream_exchange_counted(struct ushmemi_device *dev,
                                                      uint64_t *const *counts, int nwrites,
                                                      uint64_t *const *wait_addrs,
                                                      uint64_t *const *expect, int nwaits);
+/* Launches fn as blocks x threads on stream with programmatic stream
+ * serialization (cuLaunchKernelEx; the caller checked it exists): the next
+ * kernel so launched may start before this one ends (cuda_amo.c). */
+CUresult ushmemi_cuda_launch_programmatic(CUfunction fn, unsigned blocks, unsigned threads,
+                                          void *stream, void **params);
+/* The small stream collective (cuda_coll.c): loaded at open (after the
+ * barrier round's programmatic form was tried) and unloaded at close. */
+ushmem_status_t ushmemi_cuda_coll_load(struct ushmemi_device *dev);
+/* Its PTX, as the driver gets it (for test/unit/cuda/ptx_coll.c). */
+const char *ushmemi_cuda_coll_ptx(bool pdl);
+void ushmemi_cuda_coll_close(struct ushmemi_device *dev);
+ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *stream,
+                                         const struct ushmemi_stream_coll *c);
 ushmem_status_t ushmemi_cuda_pointer_query(struct ushmemi_device *dev, const void *ptr,
                                            struct ushmemi_ptr_attr *attr_p);
 ushmem_status_t ushmemi_cuda_p2p_probe(struct ushmemi_device *dev,

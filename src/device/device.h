@@ -115,6 +115,28 @@ enum ushmemi_reduce_kind {
 #define USHMEMI_STREAM_REDUCE_SOURCES 8 /* most sources of one stream_reduce */
 #define USHMEMI_STREAM_BATCH 16 /* most writes, and waits, of one stream_exchange64 */
 
+/* A stream collective as one piece of work (stream_coll), in the
+ * stream's order: a round as stream_exchange64's (writes addrs[i], waits
+ * for waits[i] to reach the expected count, i < n), then the copies
+ * dst[j] <- src[j] of len bytes each (j < ncopy; this device's memory or
+ * peers' as mapped here), then a second round. Each pair's numbers are the
+ * ones before the call plus one, then plus two: without `counted` those
+ * before are values[i] and expect[i]; with it they are words of device
+ * memory (counts[i], expect_counts[i]) that the work advances by two, as
+ * stream_exchange_counted advances its own, for work captured into a
+ * graph. The rounds spin on the device: stream_exchange64's rule on
+ * sharing a device applies. */
+struct ushmemi_stream_coll {
+    int n, ncopy;
+    bool counted;
+    size_t len;
+    uint64_t *addrs[USHMEMI_STREAM_BATCH], *waits[USHMEMI_STREAM_BATCH];
+    uint64_t values[USHMEMI_STREAM_BATCH], expect[USHMEMI_STREAM_BATCH];
+    uint64_t *counts[USHMEMI_STREAM_BATCH], *expect_counts[USHMEMI_STREAM_BATCH];
+    void *dst[USHMEMI_STREAM_BATCH + 1];
+    const void *src[USHMEMI_STREAM_BATCH + 1];
+};
+
 /* Whether stream_reduce takes op on kind (see the enums). */
 static inline bool ushmemi_reduce_takes(enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind)
 {
@@ -327,6 +349,10 @@ struct ushmemi_device_ops {
                                                uint64_t *const *addrs, uint64_t *const *counts,
                                                int nwrites, uint64_t *const *wait_addrs,
                                                uint64_t *const *expect, int nwaits);
+    /* Optional (NULL: the pieces one by one): a small collective as one
+     * piece of work on the stream (struct ushmemi_stream_coll). */
+    ushmem_status_t (*stream_coll)(struct ushmemi_device *dev, void *stream,
+                                   const struct ushmemi_stream_coll *c);
 
     ushmem_status_t (*pointer_query)(struct ushmemi_device *dev, const void *ptr,
                                      struct ushmemi_ptr_attr *attr_p);

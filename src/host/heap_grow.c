@@ -10,7 +10,8 @@
  * Steps, each ending in an exchange that every PE joins whatever happened to
  * it, so that all PEs take the same branch: this PE maps its chunk (device
  * ops heap_grow); the local peers map each other's chunks (ushmemi_ipc_grow);
- * the fabric registers the grown heap and learns the peers' keys; then the
+ * the fabric registers the grown heap (only the new chunk, where it registers
+ * GPU memory with FI_HMEM) and learns the peers' keys; then the
  * allocator, the host's bounds and the proxy's roads take the new size. A
  * refusal at any step undoes the steps before it on every PE, and the PE
  * that refused says why in one line for the job. The device state's bounds
@@ -216,15 +217,6 @@ bool ushmemi_heap_grow(const char *call, size_t align, size_t size, bool *said_p
         snprintf(mine.why, sizeof(mine.why),
                  "the heap's maximum is its start size of %zu bytes (%s)", ushmemi_g.heap_start,
                  ushmemi_g.heap_max_from);
-    } else if (ushmemi_g.fabric != NULL && ushmemi_g.heap_is_device &&
-               !ushmemi_settings.fabric_staging) {
-        /* The fabric registered the device heap (FI_HMEM): a grown heap's
-         * one registration would span several GPU allocations, which
-         * crashed the shm provider on two H200s (a registration per chunk
-         * is the way, not built yet). */
-        snprintf(mine.why, sizeof(mine.why),
-                 "libfabric registers this heap as GPU memory (FI_HMEM), and its growth is not "
-                 "supported there yet: SHMEM_SYMMETRIC_SIZE is its size on this road");
     } else if (new_size > ushmemi_g.heap_reserve) {
         snprintf(mine.why, sizeof(mine.why), "that passes the heap's maximum of %zu bytes (%s)",
                  ushmemi_g.heap_reserve, ushmemi_g.heap_max_from);

@@ -29,6 +29,7 @@ struct ofi_card {
     struct ofi_remote_seg seg[USHMEMI_SEG_COUNT];
     uint32_t ok; /* 0 when this PE failed to set up: everyone fails together */
     uint32_t heap_landing; /* its heap is reached through messages (ofi_am.c) */
+    uint32_t chunked;      /* it wants the heap registered per chunk (ofi_private.h) */
     uint32_t namelen;
     uint8_t name[OFI_NAME_MAX];
 };
@@ -185,8 +186,10 @@ void ushmemi_ofi_registration_text(struct ushmemi_transport *t, char *buf, size_
                  data->size - data->skip, data->skip);
     else
         snprintf(globals, sizeof(globals), "no globals");
-    snprintf(buf, len, "keys %s; registered: %s, %s", keys,
-             heap->mr != NULL ? "the heap" : "no heap (landed by messages)", globals);
+    const char *heap_text = heap->mr == NULL ? "no heap (landed by messages)"
+                            : t->chunked     ? "the heap, one registration per growth chunk"
+                                             : "the heap";
+    snprintf(buf, len, "keys %s; registered: %s, %s", keys, heap_text, globals);
 }
 
 /* Tries a registration with fresh keys until the provider takes one: a
@@ -244,10 +247,12 @@ ushmem_status_t ushmemi_ofi_reg_local(struct ushmemi_transport *t, void *buf, si
     return status;
 }
 
-/* Registers device memory: the test that matters, since advertised FI_HMEM
- * is no proof that a real device buffer registers. */
-static ushmem_status_t register_device_heap(struct ushmemi_transport *t, void *heap, size_t size,
-                                            struct fid_mr **mr)
+/* Registers device memory with its FI_HMEM interface (the test that
+ * matters, since advertised FI_HMEM is no proof that a real device buffer
+ * registers): the heap, each growth chunk of it, or a transfer's local
+ * buffer outside it. */
+ushmem_status_t ushmemi_ofi_reg_device(struct ushmemi_transport *t, const char *what, void *buf,
+                                       size_t size, uint64_t access, struct fid_mr **mr)
 {
     const char *backend = t->dev_ops != NULL ? t->dev_ops->name : "unknown";
     enum fi_hmem_iface iface;
@@ -256,22 +261,22 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t, void *h
     } else if (strcmp(backend, "cuda") == 0) {
         iface = FI_HMEM_CUDA;
     } else {
-        ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: libfabric "
-                      "has no FI_HMEM interface for device backend '%s'", t->rank, backend);
+        ushmemi_error("ofi %s on PE %d: the fabric has no GPU-RMA for this memory: libfabric "
+                      "has no FI_HMEM interface for device backend '%s'", what, t->rank, backend);
         return USHMEM_ERR_UNSUPPORTED;
     }
     int ordinal = 0;
     struct ushmemi_ptr_attr pattr;
-    if (t->dev_ops->pointer_query(t->dev, heap, &pattr) == USHMEM_OK &&
+    if (t->dev_ops->pointer_query(t->dev, buf, &pattr) == USHMEM_OK &&
         pattr.device_ordinal >= 0)
         ordinal = pattr.device_ordinal;
 
-    struct iovec iov = {.iov_base = heap, .iov_len = size};
+    struct iovec iov = {.iov_base = buf, .iov_len = size};
     struct fi_mr_attr attr;
     memset(&attr, 0, sizeof(attr));
     attr.mr_iov = &iov;
     attr.iov_count = 1;
-    attr.access = OFI_HEAP_ACCESS;
+    attr.access = access;
     attr.iface = iface;
     if (iface == FI_HMEM_ZE)
         attr.device.ze = ordinal;
@@ -293,13 +298,88 @@ static ushmem_status_t register_device_heap(struct ushmemi_transport *t, void *h
         }
     }
     if (rc != 0) {
-        ushmemi_error("ofi init on PE %d: the fabric has no GPU-RMA for this memory: provider %s "
-                      "in libfabric %u.%u cannot register the %zu-byte %s device heap: %s",
-                      t->rank, t->prov_name, api_major(), api_minor(), size,
-                      backend, ushmemi_fi.strerror(-rc));
+        ushmemi_error("ofi %s on PE %d: the fabric has no GPU-RMA for this memory: provider %s "
+                      "in libfabric %u.%u cannot register %zu bytes of %s device memory at %p: "
+                      "%s", what, t->rank, t->prov_name, api_major(), api_minor(), size,
+                      backend, buf, ushmemi_fi.strerror(-rc));
         return rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP ? USHMEM_ERR_UNSUPPORTED
                                                         : ushmemi_ofi_status(rc);
     }
+    return USHMEM_OK;
+}
+
+/* USHMEMI_OFI_CHUNK_REG=1 (test only, not in the variable list): a host
+ * heap is registered per chunk too, as a device heap is, so that the chunk
+ * tables and the splitting of transfers run without a GPU. */
+static bool chunk_switch(void)
+{
+    const char *text = getenv("USHMEMI_OFI_CHUNK_REG"); /* test switch */
+    return text != NULL && strcmp(text, "1") == 0;
+}
+
+/* Chunk tables that hold cap chunks of every PE; NULL when out of memory. */
+static struct ofi_chunks *chunks_alloc(const struct ushmemi_transport *t, size_t cap)
+{
+    struct ofi_chunks *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->cap = cap;
+    c->local = calloc(cap, sizeof(*c->local));
+    c->remote = calloc(cap * (size_t)t->size, sizeof(*c->remote));
+    if (c->local == NULL || c->remote == NULL) {
+        free(c->local);
+        free(c->remote);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void chunks_free(struct ofi_chunks *c)
+{
+    while (c != NULL) {
+        struct ofi_chunks *retired = c->retired;
+        free(c->local);
+        free(c->remote);
+        free(c);
+        c = retired;
+    }
+}
+
+/* Room in the tables for one more chunk: a full table is copied into one
+ * twice as large, published whole, and kept (a reader may hold it). */
+static ushmem_status_t chunks_make_room(struct ushmemi_transport *t)
+{
+    struct ofi_chunks *old = atomic_load_explicit(&t->chunks, memory_order_relaxed);
+    size_t n = atomic_load_explicit(&t->nchunks, memory_order_relaxed);
+    if (n < old->cap)
+        return USHMEM_OK;
+    struct ofi_chunks *c = chunks_alloc(t, 2 * old->cap);
+    if (c == NULL)
+        return USHMEM_ERR_NO_MEMORY;
+    memcpy(c->local, old->local, n * sizeof(*c->local));
+    for (size_t pe = 0; pe < (size_t)t->size; pe++)
+        memcpy(c->remote + pe * c->cap, old->remote + pe * old->cap, n * sizeof(*c->remote));
+    c->retired = old;
+    atomic_store_explicit(&t->chunks, c, memory_order_release);
+    return USHMEM_OK;
+}
+
+/* The tables with this PE's heap registration as its chunk 0 (the peers'
+ * rows are filled once their cards are in). */
+#define OFI_CHUNKS_START 8
+static ushmem_status_t chunks_start(struct ushmemi_transport *t)
+{
+    const struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    struct ofi_chunks *c = chunks_alloc(t, OFI_CHUNKS_START);
+    if (c == NULL) {
+        ushmemi_error("ofi init on PE %d: out of memory for the heap's chunk tables of %d PEs",
+                      t->rank, t->size);
+        return USHMEM_ERR_NO_MEMORY;
+    }
+    c->local[0] = (struct ofi_local_chunk){.offset = 0, .size = heap->size, .mr = heap->mr,
+                                           .desc = heap->desc};
+    atomic_store_explicit(&t->chunks, c, memory_order_relaxed);
     return USHMEM_OK;
 }
 
@@ -369,7 +449,8 @@ static ushmem_status_t register_memory(struct ushmemi_transport *t,
         status = USHMEM_OK;
     } else if (params->heap_is_device) {
         void *saved = ushmemi_ofi_enter(t);
-        status = register_device_heap(t, heap->base, heap->size, &heap->mr);
+        status = ushmemi_ofi_reg_device(t, "init", heap->base, heap->size, OFI_HEAP_ACCESS,
+                                        &heap->mr);
         ushmemi_ofi_leave(t, saved);
     } else {
         status = ushmemi_ofi_reg(t, heap->base, heap->size, OFI_HEAP_ACCESS, &heap->mr);
@@ -448,6 +529,14 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
     status = register_memory(t, params);
     if (status != USHMEM_OK)
         return status;
+    /* Always for GPU memory: one FI_HMEM registration spanning several
+     * GPU allocations (the growths) crashed the shm provider. */
+    if (!landing && (params->heap_is_device || chunk_switch())) {
+        status = chunks_start(t);
+        if (status != USHMEM_OK)
+            return status;
+        card->chunked = 1;
+    }
     if (landing) {
         status = ushmemi_ofi_am_setup(t, params);
         if (status != USHMEM_OK)
@@ -471,6 +560,24 @@ static ushmem_status_t setup_local(struct ushmemi_transport *t,
         card->seg[i].skip = t->seg[i].skip;
     }
     card->ok = 1;
+    return USHMEM_OK;
+}
+
+/* Every peer's heap registration, from its card, as its chunk 0. */
+static ushmem_status_t chunks_connect(struct ushmemi_transport *t)
+{
+    if (atomic_load_explicit(&t->chunks, memory_order_relaxed) == NULL) {
+        ushmem_status_t status = chunks_start(t); /* a peer asked for them, not this PE */
+        if (status != USHMEM_OK)
+            return status;
+    }
+    struct ofi_chunks *c = atomic_load_explicit(&t->chunks, memory_order_relaxed);
+    for (int pe = 0; pe < t->size; pe++) {
+        const struct ofi_remote_seg *seg = &t->peers[pe].seg[USHMEMI_SEG_HEAP];
+        c->remote[(size_t)pe * c->cap] = (struct ofi_remote_chunk){
+            .offset = 0, .size = seg->size, .key = seg->key, .base = seg->base};
+    }
+    atomic_store_explicit(&t->nchunks, 1, memory_order_release);
     return USHMEM_OK;
 }
 
@@ -502,8 +609,11 @@ static ushmem_status_t connect_peers(struct ushmemi_transport *t, const struct o
         }
         memcpy(t->peers[pe].seg, cards[pe].seg, sizeof(t->peers[pe].seg));
         t->peers[pe].heap_landing = cards[pe].heap_landing != 0;
+        /* Per chunk on every PE if one PE asks: a peer's key must cover
+         * what its chunk covers here. */
+        t->chunked |= cards[pe].chunked != 0;
     }
-    return USHMEM_OK;
+    return t->chunked ? chunks_connect(t) : USHMEM_OK;
 }
 
 static void release(struct ushmemi_transport *t)
@@ -515,6 +625,10 @@ static void release(struct ushmemi_transport *t)
     if (t->scratch_mr != NULL)
         fi_close(&t->scratch_mr->fid);
     void *saved = ushmemi_ofi_enter(t);
+    struct ofi_chunks *chunks = atomic_load(&t->chunks);
+    /* Chunk 0's registration is the heap segment's, closed below. */
+    for (size_t i = atomic_load(&t->nchunks); chunks != NULL && i-- > 1;)
+        fi_close(&chunks->local[i].mr->fid);
     for (int i = USHMEMI_SEG_COUNT - 1; i >= 0; i--)
         if (t->seg[i].mr != NULL)
             fi_close(&t->seg[i].mr->fid);
@@ -522,6 +636,7 @@ static void release(struct ushmemi_transport *t)
         fi_close(&t->old_heap_mrs[i]->fid);
     ushmemi_ofi_leave(t, saved);
     free(t->old_heap_mrs);
+    chunks_free(chunks);
     if (t->ep != NULL)
         fi_close(&t->ep->fid);
     ushmemi_ofi_am_release(t); /* its receives were cancelled with the endpoint */
@@ -644,6 +759,7 @@ static void ofi_fini(struct ushmemi_transport *t)
 /* What each PE tells the others when the heaps grow. */
 struct ofi_grow_card {
     uint64_t key;  /* the new registration's (0 when landing: none) */
+    uint64_t base; /* its address: the new chunk's when the heap is registered per chunk */
     uint64_t size; /* the heap's new size */
     uint32_t ok;
     uint32_t reserved;
@@ -673,29 +789,109 @@ static ushmem_status_t take_grow_card(const struct ushmemi_transport *t, int pe,
     return USHMEM_OK;
 }
 
-/* The heap grew to new_size: one registration covering all of it, made
- * before the old one is let go, so that an operation in flight under the
- * old key still finds it (the old registrations are closed with the
- * transport). A registration per chunk would make every transfer that
- * spans two chunks two transfers; registering the whole reserve at init
- * would take address space no provider that pins memory accepts. Two
- * exchanges: the cards, then whether every PE took every card, so that
- * the peers' keys change on all PEs or on none. */
+/* Room to keep what a growth registers: the old registration's place when
+ * the heap is one registration, the new chunk's when it is per chunk. */
+static ushmem_status_t make_room(struct ushmemi_transport *t)
+{
+    if (t->chunked)
+        return chunks_make_room(t);
+    struct fid_mr **old = realloc(t->old_heap_mrs, (t->nold_heap_mrs + 1) * sizeof(*old));
+    if (old == NULL)
+        return USHMEM_ERR_NO_MEMORY;
+    t->old_heap_mrs = old;
+    return USHMEM_OK;
+}
+
+/* Registers what a growth to new_size needs: the whole heap again, or only
+ * the new bytes where the heap is registered per chunk. */
+static ushmem_status_t register_growth(struct ushmemi_transport *t, size_t new_size,
+                                       struct ofi_grow_card *card, struct fid_mr **mr_p)
+{
+    struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    size_t from = t->chunked ? heap->size : 0;
+    char *start = heap->base + from;
+    void *saved = ushmemi_ofi_enter(t);
+    ushmem_status_t status =
+        t->heap_is_device
+            ? ushmemi_ofi_reg_device(t, "heap growth", start, new_size - from, OFI_HEAP_ACCESS,
+                                     mr_p)
+            : ushmemi_ofi_reg(t, start, new_size - from, OFI_HEAP_ACCESS, mr_p);
+    ushmemi_ofi_leave(t, saved);
+    if (status != USHMEM_OK)
+        return status;
+    card->key = fi_mr_key(*mr_p);
+    card->base = (uint64_t)(uintptr_t)start;
+    return USHMEM_OK;
+}
+
+/* The proxy thread may read these while they change: the key and size
+ * of a peer go one word at a time, and until the allocation that grew
+ * the heap returns nobody targets the new bytes, so either key finds
+ * what any operation may target. */
+static void take_whole(struct ushmemi_transport *t, size_t new_size, struct fid_mr *mr,
+                       const struct ofi_grow_card *cards)
+{
+    struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    for (int pe = 0; pe < t->size; pe++) {
+        struct ofi_remote_seg *seg = &t->peers[pe].seg[USHMEMI_SEG_HEAP];
+        if (!t->peers[pe].heap_landing)
+            __atomic_store_n(&seg->key, cards[pe].key, __ATOMIC_RELAXED);
+        __atomic_store_n(&seg->size, cards[pe].size, __ATOMIC_RELAXED);
+    }
+    if (mr != NULL) {
+        if (heap->mr != NULL)
+            t->old_heap_mrs[t->nold_heap_mrs++] = heap->mr;
+        __atomic_store_n(&heap->desc, fi_mr_desc(mr), __ATOMIC_RELAXED);
+        __atomic_store_n(&heap->mr, mr, __ATOMIC_RELAXED);
+        __atomic_store_n(&heap->size, new_size, __ATOMIC_RELAXED);
+    }
+}
+
+/* The new chunk [heap size, new_size) of every PE goes into the tables
+ * (make_room left a place): the entries first, then the count with a
+ * release store, so that the proxy thread, which may read the tables
+ * meanwhile, sees either chunk count with whole entries; the sizes last.
+ * Nobody targets the new bytes before the growing allocation returns. */
+static void take_chunk(struct ushmemi_transport *t, size_t new_size, struct fid_mr *mr,
+                       const struct ofi_grow_card *cards)
+{
+    struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    struct ofi_chunks *c = atomic_load_explicit(&t->chunks, memory_order_relaxed);
+    size_t n = atomic_load_explicit(&t->nchunks, memory_order_relaxed);
+    uint64_t from = heap->size, size = new_size - heap->size;
+    c->local[n] = (struct ofi_local_chunk){.offset = from, .size = size, .mr = mr,
+                                           .desc = fi_mr_desc(mr)};
+    for (int pe = 0; pe < t->size; pe++)
+        c->remote[(size_t)pe * c->cap + n] = (struct ofi_remote_chunk){
+            .offset = from, .size = size, .key = cards[pe].key, .base = cards[pe].base};
+    atomic_store_explicit(&t->nchunks, n + 1, memory_order_release);
+    for (int pe = 0; pe < t->size; pe++)
+        __atomic_store_n(&t->peers[pe].seg[USHMEMI_SEG_HEAP].size, cards[pe].size,
+                         __ATOMIC_RELAXED);
+    __atomic_store_n(&heap->size, new_size, __ATOMIC_RELAXED);
+}
+
+/* The heap grew to new_size. Where it is one registration, one covering
+ * all of it is made before the old one is let go, so that an operation in
+ * flight under the old key still finds it (the old registrations are
+ * closed with the transport); registering the whole reserve at init would
+ * take address space no provider that pins memory accepts. Where it is
+ * registered per chunk (GPU memory, see struct ofi_remote_chunk), only the
+ * new bytes are registered, as the next chunk, and a transfer that spans
+ * two chunks becomes two (ofi_rma.c). Two exchanges: the cards, then
+ * whether every PE took every card, so that the peers' keys change on all
+ * PEs or on none. */
 static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_size,
                                      struct ushmemi_grow_step *step)
 {
-    struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
     struct ofi_grow_card mine = {.size = new_size}, *cards = calloc((size_t)t->size,
                                                                     sizeof(*cards));
     uint32_t *oks = calloc((size_t)t->size, sizeof(*oks));
-    struct fid_mr **old = realloc(t->old_heap_mrs, (t->nold_heap_mrs + 1) * sizeof(*old));
     struct fid_mr *mr = NULL;
     ushmem_status_t status = USHMEM_OK;
 
     step->why[0] = '\0';
-    if (old != NULL)
-        t->old_heap_mrs = old;
-    if (cards == NULL || oks == NULL || old == NULL) {
+    if (cards == NULL || oks == NULL) {
         /* No room to receive the cards: the peers wait in the exchange
          * until the bootstrap gives up. */
         ushmemi_error("ofi: PE %d cannot allocate the growth tables of %d PEs", t->rank, t->size);
@@ -703,15 +899,13 @@ static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_siz
         goto free_tables;
     }
     bool landing = t->peers[t->rank].heap_landing; /* this PE's own card */
-    if (!landing) {
-        void *saved = ushmemi_ofi_enter(t);
-        status = t->heap_is_device ? register_device_heap(t, heap->base, new_size, &mr)
-                                   : ushmemi_ofi_reg(t, heap->base, new_size, OFI_HEAP_ACCESS,
-                                                     &mr);
-        ushmemi_ofi_leave(t, saved);
-        if (status == USHMEM_OK)
-            mine.key = fi_mr_key(mr);
-        else
+    status = make_room(t);
+    if (status != USHMEM_OK)
+        snprintf(step->why, sizeof(step->why), "the fabric (provider %s) has no memory to "
+                 "record a heap registration of %d PEs", t->prov_name, t->size);
+    if (status == USHMEM_OK && !landing) {
+        status = register_growth(t, new_size, &mine, &mr);
+        if (status != USHMEM_OK)
             snprintf(step->why, sizeof(step->why), "the fabric (provider %s) cannot register "
                      "the grown heap of %zu bytes: %s", t->prov_name, new_size,
                      ushmemi_status_string(status));
@@ -743,23 +937,10 @@ static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_siz
             status = USHMEM_ERR_TRANSPORT; /* that PE said why */
     if (status != USHMEM_OK)
         goto close_mr;
-    /* The proxy thread may read these while they change: the key and size
-     * of a peer go one word at a time, and until the allocation that grew
-     * the heap returns nobody targets the new bytes, so either key finds
-     * what any operation may target. */
-    for (int pe = 0; pe < t->size; pe++) {
-        struct ofi_remote_seg *seg = &t->peers[pe].seg[USHMEMI_SEG_HEAP];
-        if (!t->peers[pe].heap_landing)
-            __atomic_store_n(&seg->key, cards[pe].key, __ATOMIC_RELAXED);
-        __atomic_store_n(&seg->size, cards[pe].size, __ATOMIC_RELAXED);
-    }
-    if (mr != NULL) {
-        if (heap->mr != NULL)
-            t->old_heap_mrs[t->nold_heap_mrs++] = heap->mr;
-        __atomic_store_n(&heap->desc, fi_mr_desc(mr), __ATOMIC_RELAXED);
-        __atomic_store_n(&heap->mr, mr, __ATOMIC_RELAXED);
-        __atomic_store_n(&heap->size, new_size, __ATOMIC_RELAXED);
-    }
+    if (t->chunked)
+        take_chunk(t, new_size, mr, cards);
+    else
+        take_whole(t, new_size, mr, cards);
     if (landing)
         ushmemi_ofi_am_heap_grown(t, new_size);
     free(oks);
@@ -767,8 +948,11 @@ static ushmem_status_t ofi_heap_grow(struct ushmemi_transport *t, size_t new_siz
     return USHMEM_OK;
 
 close_mr:
-    if (mr != NULL)
+    if (mr != NULL) {
+        void *saved = ushmemi_ofi_enter(t);
         fi_close(&mr->fid);
+        ushmemi_ofi_leave(t, saved);
+    }
 free_tables:
     free(oks);
     free(cards);

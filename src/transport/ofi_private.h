@@ -94,6 +94,36 @@ struct ofi_local_seg {
     void *desc;
 };
 
+/* A heap registered per chunk (t->chunked): the start size is chunk 0, and
+ * each growth registers only its new bytes as the next chunk, since one
+ * FI_HMEM registration spanning several GPU allocations (a cuda heap maps
+ * each growth on its own) crashed the shm provider. Heaps grow alike on
+ * every PE, so chunk c covers the same offsets everywhere; only its key and
+ * address differ between PEs. */
+struct ofi_remote_chunk {
+    uint64_t offset; /* in the heap */
+    uint64_t size;
+    uint64_t key;
+    uint64_t base; /* the peer's address of the chunk, used when FI_MR_VIRT_ADDR */
+};
+
+struct ofi_local_chunk {
+    uint64_t offset;
+    uint64_t size;
+    struct fid_mr *mr;
+    void *desc;
+};
+
+/* The chunk tables: entries [0, t->nchunks) are valid. A growth past `cap`
+ * publishes a copy twice as large and keeps the old one (in `retired`)
+ * until the transport closes, as the proxy thread may still read it. */
+struct ofi_chunks {
+    size_t cap;
+    struct ofi_local_chunk *local;   /* cap entries */
+    struct ofi_remote_chunk *remote; /* cap entries per PE: PE pe's row at pe * cap */
+    struct ofi_chunks *retired;
+};
+
 enum ofi_op_state { OFI_OP_PENDING, OFI_OP_DONE, OFI_OP_ORPHAN };
 
 /* What a completion belongs to: an operation somebody counts (and maybe
@@ -156,6 +186,12 @@ struct ushmemi_transport {
     struct fid_mr **old_heap_mrs;
     size_t nold_heap_mrs;
     bool heap_is_device;
+    /* The heap is registered per chunk (FI_HMEM, or USHMEMI_OFI_CHUNK_REG):
+     * the tables, published by ofi_heap_grow (entries first, then the count
+     * with a release store) and read with acquire loads. */
+    bool chunked;
+    _Atomic(struct ofi_chunks *) chunks;
+    _Atomic size_t nchunks;
     struct fid_mr *scratch_mr; /* nbi bounce slots and the atomic scratch */
     void *scratch_desc;
     char *scratch;
@@ -225,13 +261,31 @@ ushmem_status_t ushmemi_ofi_status(int fi_rc);
  * region name (shm); replaces t->info and fills addr_why. Logs on failure. */
 ushmem_status_t ushmemi_ofi_addr_choose(struct ushmemi_transport *t, const char *iface);
 /* Remote address and key of symmetric offset `sym` on pe, as the provider
- * wants them; the caller has checked the range. */
-uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t sym);
-uint64_t ushmemi_ofi_rkey(const struct ushmemi_transport *t, int pe, uint64_t sym);
+ * wants them (those of the heap chunk holding it when t->chunked); the
+ * caller has checked the range. */
+void ushmemi_ofi_target(const struct ushmemi_transport *t, int pe, uint64_t sym,
+                        uint64_t *raddr_p, uint64_t *key_p);
+/* The heap chunk of pe that holds heap offset `offset` (t->chunked; the
+ * caller has checked the range). The first chunk is tested first. */
+const struct ofi_remote_chunk *ushmemi_ofi_remote_chunk(const struct ushmemi_transport *t, int pe,
+                                                        uint64_t offset);
+/* The local heap chunk that holds heap offset `offset`, NULL past the
+ * heap's registered chunks (t->chunked). */
+const struct ofi_local_chunk *ushmemi_ofi_local_chunk(const struct ushmemi_transport *t,
+                                                      uint64_t offset);
+/* How many of the len bytes at `sym` on pe one transfer may cover: up to
+ * the end of the remote heap chunk holding sym, len when the heap is one
+ * registration or sym is not in the heap. */
+size_t ushmemi_ofi_remote_run(const struct ushmemi_transport *t, int pe, uint64_t sym, size_t len);
 /* Checks that [sym, sym + len) lies in one segment of pe; logs otherwise. */
 ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const char *what, int pe,
                                         uint64_t offset, size_t len);
 
+/* Registers size bytes of device memory at buf with the device backend's
+ * FI_HMEM interface, for access; what names the purpose in the error line
+ * ("init", "heap growth", "transfer"). */
+ushmem_status_t ushmemi_ofi_reg_device(struct ushmemi_transport *t, const char *what, void *buf,
+                                       size_t size, uint64_t access, struct fid_mr **mr);
 /* Registers a local buffer (host memory) with `access`, bound to the
  * endpoint when the provider asks for FI_MR_ENDPOINT. Logs on failure. */
 ushmem_status_t ushmemi_ofi_reg(struct ushmemi_transport *t, void *buf, size_t len,

@@ -245,19 +245,60 @@ ushmem_status_t ushmemi_ofi_status(int fi_rc)
     }
 }
 
-uint64_t ushmemi_ofi_raddr(const struct ushmemi_transport *t, int pe, uint64_t sym)
+const struct ofi_remote_chunk *ushmemi_ofi_remote_chunk(const struct ushmemi_transport *t, int pe,
+                                                        uint64_t offset)
 {
-    const struct ofi_remote_seg *seg = &t->peers[pe].seg[ushmemi_sym_segment(sym)];
+    /* The count first: whoever published it wrote the entries before it. */
+    size_t n = atomic_load_explicit(&t->nchunks, memory_order_acquire);
+    const struct ofi_chunks *c = atomic_load_explicit(&t->chunks, memory_order_acquire);
+    const struct ofi_remote_chunk *row = c->remote + (size_t)pe * c->cap;
+    /* The range was checked, so the last chunk needs no test. */
+    for (size_t i = 0; i + 1 < n; i++)
+        if (offset - row[i].offset < row[i].size)
+            return &row[i];
+    return &row[n - 1];
+}
+
+const struct ofi_local_chunk *ushmemi_ofi_local_chunk(const struct ushmemi_transport *t,
+                                                      uint64_t offset)
+{
+    size_t n = atomic_load_explicit(&t->nchunks, memory_order_acquire);
+    const struct ofi_chunks *c = atomic_load_explicit(&t->chunks, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (offset - c->local[i].offset < c->local[i].size)
+            return &c->local[i];
+    return NULL;
+}
+
+size_t ushmemi_ofi_remote_run(const struct ushmemi_transport *t, int pe, uint64_t sym, size_t len)
+{
+    if (!t->chunked || ushmemi_sym_segment(sym) != USHMEMI_SEG_HEAP)
+        return len;
     uint64_t offset = ushmemi_sym_in_segment(sym);
+    const struct ofi_remote_chunk *c = ushmemi_ofi_remote_chunk(t, pe, offset);
+    uint64_t room = c->offset + c->size - offset;
+    return len < room ? len : (size_t)room;
+}
+
+void ushmemi_ofi_target(const struct ushmemi_transport *t, int pe, uint64_t sym,
+                        uint64_t *raddr_p, uint64_t *key_p)
+{
+    unsigned s = ushmemi_sym_segment(sym);
+    uint64_t offset = ushmemi_sym_in_segment(sym);
+    if (t->chunked && s == USHMEMI_SEG_HEAP) {
+        /* Without FI_MR_VIRT_ADDR an offset counts from the chunk's own
+         * registration. */
+        const struct ofi_remote_chunk *c = ushmemi_ofi_remote_chunk(t, pe, offset);
+        *raddr_p = t->virt_addr ? c->base + (offset - c->offset) : offset - c->offset;
+        *key_p = c->key;
+        return;
+    }
+    const struct ofi_remote_seg *seg = &t->peers[pe].seg[s];
     /* Without FI_MR_VIRT_ADDR an offset counts from the registration's
      * start, `skip` bytes into the segment (ushmemi_ofi_check_range keeps
      * offsets below it out). */
-    return t->virt_addr ? seg->base + offset : offset - seg->skip;
-}
-
-uint64_t ushmemi_ofi_rkey(const struct ushmemi_transport *t, int pe, uint64_t sym)
-{
-    return t->peers[pe].seg[ushmemi_sym_segment(sym)].key;
+    *raddr_p = t->virt_addr ? seg->base + offset : offset - seg->skip;
+    *key_p = seg->key;
 }
 
 ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const char *what, int pe,
@@ -294,8 +335,8 @@ ushmem_status_t ushmemi_ofi_check_range(const struct ushmemi_transport *t, const
 static ssize_t issue_once(struct ushmemi_transport *t, const struct ofi_xfer *x)
 {
     fi_addr_t dest = t->addrs[x->pe];
-    uint64_t raddr = ushmemi_ofi_raddr(t, x->pe, x->offset);
-    uint64_t key = ushmemi_ofi_rkey(t, x->pe, x->offset);
+    uint64_t raddr, key;
+    ushmemi_ofi_target(t, x->pe, x->offset, &raddr, &key);
 
     /* Writes ask for delivery completion: their completion must mean the
      * data is in the peer's heap (blocking put, quiet), not merely that the
@@ -389,15 +430,60 @@ ushmem_status_t ushmemi_ofi_op_wait_old(struct ushmemi_transport *t, struct ofi_
     return fi_err != 0 ? ushmemi_ofi_status(-fi_err) : USHMEM_OK;
 }
 
-/* Descriptor of a local buffer: the heap's or the scratch area's when it
- * lies inside one, NULL when the provider needs none, else a registration
- * made for this operation (kept in op and closed when it ends). */
+/* Where the local buffer at p lies in this PE's heap: its offset there, or
+ * false when it starts outside it. */
+static bool in_heap(const struct ushmemi_transport *t, const char *p, uint64_t *offset_p)
+{
+    const struct ofi_local_seg *heap = &t->seg[USHMEMI_SEG_HEAP];
+    if (p < heap->base || (size_t)(p - heap->base) >= heap->size)
+        return false;
+    *offset_p = (uint64_t)(p - heap->base);
+    return true;
+}
+
+/* How many of the len bytes at local buffer p one transfer may cover: up
+ * to the end of the local heap chunk holding p, so that one descriptor
+ * covers them; len when the heap is one registration or p is elsewhere. */
+static size_t local_run(const struct ushmemi_transport *t, const char *p, size_t len)
+{
+    uint64_t offset;
+    if (!t->chunked || !in_heap(t, p, &offset))
+        return len;
+    const struct ofi_local_chunk *c = ushmemi_ofi_local_chunk(t, offset);
+    if (c == NULL)
+        return len;
+    uint64_t room = c->offset + c->size - offset;
+    return len < room ? len : (size_t)room;
+}
+
+/* The descriptor of the local heap chunk that holds all of [p, p + len). */
+static bool chunk_desc(const struct ushmemi_transport *t, const char *p, size_t len,
+                       void **desc_p)
+{
+    uint64_t offset;
+    if (!in_heap(t, p, &offset))
+        return false;
+    const struct ofi_local_chunk *c = ushmemi_ofi_local_chunk(t, offset);
+    if (c == NULL || len > c->offset + c->size - offset)
+        return false;
+    *desc_p = c->desc;
+    return true;
+}
+
+/* Descriptor of a local buffer: the heap's (its chunk's) or the scratch
+ * area's when it lies inside one, NULL when the provider needs none, else a
+ * registration made for this operation (kept in op and closed when it
+ * ends). */
 static ushmem_status_t local_desc(struct ushmemi_transport *t, struct ofi_op *op, void *buf,
                                   size_t len, uint64_t access, void **desc_p)
 {
     char *p = buf;
+    if (t->chunked && chunk_desc(t, p, len, desc_p))
+        return USHMEM_OK;
     for (int i = 0; i < USHMEMI_SEG_COUNT; i++) {
         const struct ofi_local_seg *seg = &t->seg[i];
+        if (t->chunked && i == USHMEMI_SEG_HEAP)
+            continue; /* its one registration covers chunk 0 only */
         char *reg = seg->base + seg->skip; /* the registered part */
         size_t reg_size = seg->size - seg->skip;
         if (reg_size != 0 && p >= reg && len <= reg_size && (size_t)(p - reg) <= reg_size - len) {
@@ -409,12 +495,27 @@ static ushmem_status_t local_desc(struct ushmemi_transport *t, struct ofi_op *op
         *desc_p = t->scratch_desc;
         return USHMEM_OK;
     }
-    if (!t->mr_local) {
+    /* Where the fabric takes device memory (FI_HMEM), a device buffer
+     * outside the heap needs a registration of its own whatever the
+     * provider's mode: without a descriptor the provider reads it as host
+     * memory, on the CPU (shm crashed so on a cudaMalloc buffer). */
+    struct ushmemi_ptr_attr attr;
+    bool device = t->heap_is_device && !t->peers[t->rank].heap_landing && t->dev_ops != NULL &&
+                  t->dev_ops->pointer_query(t->dev, buf, &attr) == USHMEM_OK &&
+                  attr.kind == USHMEMI_MEM_DEVICE;
+    if (!t->mr_local && !device) {
         *desc_p = NULL;
         return USHMEM_OK;
     }
     struct fid_mr *mr;
-    ushmem_status_t status = ushmemi_ofi_reg(t, buf, len, access, &mr);
+    ushmem_status_t status;
+    if (device) {
+        void *saved = ushmemi_ofi_enter(t);
+        status = ushmemi_ofi_reg_device(t, "transfer", buf, len, access, &mr);
+        ushmemi_ofi_leave(t, saved);
+    } else {
+        status = ushmemi_ofi_reg(t, buf, len, access, &mr);
+    }
     if (status != USHMEM_OK)
         return status;
     op->tmp_mr = mr;
@@ -452,9 +553,13 @@ static ushmem_status_t xfer(struct ushmemi_transport *t, enum ofi_xfer_kind kind
     ushmem_status_t status = ushmemi_ofi_check_range(t, what, pe, offset, len);
     if (status == USHMEM_OK && ushmemi_ofi_lands(t, pe, offset))
         return ushmemi_ofi_am_rma(t, kind == OFI_X_WRITE, pe, offset, local, len, nbi, what);
-    /* A provider's max_msg_size bounds one call; larger transfers are split. */
+    /* A provider's max_msg_size bounds one call, and one registration one
+     * transfer: where the heap is registered per chunk, a transfer that
+     * crosses a chunk of the peer's heap or of ours is split there. */
     for (size_t done = 0; status == USHMEM_OK && done < len;) {
         size_t n = len - done < t->max_msg ? len - done : t->max_msg;
+        n = ushmemi_ofi_remote_run(t, pe, offset + done, n);
+        n = local_run(t, (char *)local + done, n);
         status = xfer_one(t, kind, pe, offset + done, (char *)local + done, n, nbi, what);
         done += n;
     }
@@ -491,6 +596,10 @@ ushmem_status_t ushmemi_ofi_put_nbi(struct ushmemi_transport *t, int pe, uint64_
     if (ushmemi_ofi_lands(t, pe, offset))
         return ushmemi_ofi_am_rma(t, true, pe, offset, (void *)(uintptr_t)src, len, true,
                                   "put_nbi");
+    /* A bounce slot carries one transfer: one that crosses two chunks of
+     * the peer's heap goes as a put (split there) and completes early. */
+    if (ushmemi_ofi_remote_run(t, pe, offset, len) < len)
+        return ushmemi_ofi_put(t, pe, offset, src, len);
     int slot = take_slot(t);
     double deadline = now_s() + OFI_OP_TIMEOUT_S;
     struct waiter w = waiter_start(t);

@@ -15,6 +15,22 @@
  *                  memop-sync  memop, then a stream synchronisation before the
  *                              thread polls again (a proxy that waits for each
  *                              request before it takes the next)
+ *   hop-memop+SHAPE  hop-memop with a piece of what ushmem's ring adds to
+ *                each request (include/ushmem/detail/ring.h,
+ *                src/proxy/proxy.c), to measure where its proxy road's time
+ *                above the floor goes. SHAPE:
+ *                  ticket  the asking thread first takes a ticket: a
+ *                          fetch-and-add at system scope on a host-pinned
+ *                          word (the ring's tail)
+ *                  line    it writes the request's 11 other words into
+ *                          host-pinned memory before the word the host
+ *                          polls (the ring's slot, published by its seq)
+ *                  done    the host thread makes a second write per request,
+ *                          a completion count into the asking GPU's memory,
+ *                          which the asking thread waits for before it
+ *                          waits for the answer (the ring's done counter,
+ *                          as a put followed by quiet)
+ *                  ring    all three
  *   legacy-CTX   a kernel on the legacy default stream of GPU 0 spins until a
  *                word of virtual-memory-API device memory (as ushmem's heap)
  *                turns 1, giving up after 2 s; a host thread writes the 1 with
@@ -108,36 +124,74 @@ __device__ static uint64_t now_ns(void)
     return t;
 }
 
+/* What an asking thread adds to a request (hop-memop+SHAPE): a ticket
+ * from a host-pinned tail, the request's other words written into a
+ * host-pinned line, a wait for the host's completion count in its own
+ * GPU's memory. NULL where the shape leaves it out. */
+struct shape {
+    unsigned long long *tail;
+    volatile uint64_t *line;
+    volatile uint64_t *done;
+};
+#define LINE_WORDS 11
+
+/* Asks for i: the shape's ticket and line, then the word the host polls. */
+__device__ static void ask_for(volatile uint64_t *ask, uint64_t i, struct shape sh,
+                               unsigned long long *sink)
+{
+    if (sh.tail != NULL)
+        *sink += atomicAdd_system(sh.tail, 1ull);
+    if (sh.line != NULL)
+        for (int k = 0; k < LINE_WORDS; k++)
+            sh.line[k] = i + (uint64_t)k;
+    __threadfence_system();
+    *ask = i;
+    __threadfence_system();
+    if (sh.done != NULL)
+        while (*sh.done < i)
+            ;
+}
+
 /* One thread: ask (store i to the host word), wait for the answer in our
  * own memory, iters times; the time of the lot goes to *ns. */
 __global__ void pinger(volatile uint64_t *ask, volatile uint64_t *answer, long iters,
-                       unsigned long long *ns)
+                       unsigned long long *ns, struct shape sh)
 {
+    unsigned long long sink = 0;
     uint64_t t0 = now_ns();
     for (long i = 1; i <= iters; i++) {
-        *ask = (uint64_t)i;
-        __threadfence_system();
+        ask_for(ask, (uint64_t)i, sh, &sink);
         while (*answer != (uint64_t)i)
             ;
     }
-    *ns = now_ns() - t0;
+    *ns = now_ns() - t0 + (sink == ~0ull); /* the tickets are used */
 }
 
 /* The other side: wait for i in our own memory, then ask for the answer. */
-__global__ void ponger(volatile uint64_t *ask, volatile uint64_t *seen, long iters)
+__global__ void ponger(volatile uint64_t *ask, volatile uint64_t *seen, long iters,
+                       struct shape sh)
 {
+    unsigned long long sink = 0;
     for (long i = 1; i <= iters; i++) {
         while (*seen != (uint64_t)i)
             ;
-        *ask = (uint64_t)i;
-        __threadfence_system();
+        ask_for(ask, (uint64_t)i, sh, &sink);
     }
+    if (sink == ~0ull)
+        *(volatile uint64_t *)seen = 0;
 }
 
 __global__ void store_word(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
 
 enum hop_engine { HOP_MEMOP, HOP_COPY, HOP_KERNEL, HOP_MEMOP_SYNC, HOP_ENGINES };
 static const char *const hop_names[HOP_ENGINES] = {"memop", "copy", "kernel", "memop-sync"};
+
+enum { SHAPE_TICKET = 1, SHAPE_LINE = 2, SHAPE_DONE = 4 };
+static const struct {
+    const char *name;
+    unsigned parts;
+} shapes[] = {{"ticket", SHAPE_TICKET}, {"line", SHAPE_LINE}, {"done", SHAPE_DONE},
+              {"ring", SHAPE_TICKET | SHAPE_LINE | SHAPE_DONE}};
 
 /* A host thread standing in for a proxy: sees requests in `ask`, writes
  * each value into `target` (the other GPU's word) on `stream`. */
@@ -149,6 +203,7 @@ struct relay {
     cudaStream_t stream;
     long iters;
     enum hop_engine engine;
+    uint64_t *done; /* hop-memop+done: the asking GPU's completion word, or NULL */
 };
 
 static void *relay_main(void *arg)
@@ -167,6 +222,9 @@ static void *relay_main(void *arg)
         case HOP_MEMOP_SYNC:
             CU_CHECK(cu.writeValue64((CUstream)r->stream, (CUdeviceptr)(uintptr_t)r->target, v,
                                      0));
+            if (r->done != NULL)
+                CU_CHECK(cu.writeValue64((CUstream)r->stream, (CUdeviceptr)(uintptr_t)r->done,
+                                         v, 0));
             if (r->engine == HOP_MEMOP_SYNC)
                 CHECK(cudaStreamSynchronize(r->stream));
             break;
@@ -185,9 +243,12 @@ static void *relay_main(void *arg)
     return NULL;
 }
 
-static double hop(enum hop_engine engine, long iters)
+/* Half a round trip in microseconds; parts: the SHAPE_ bits (memop only). */
+static double hop(enum hop_engine engine, long iters, unsigned parts)
 {
-    uint64_t *word[2], *ask, *values[2];
+    uint64_t *word[2], *ask, *values[2], *done[2], *lines;
+    unsigned long long *tails;
+    struct shape sh[2];
     unsigned long long *ns, host_ns = 0;
     cudaStream_t kstream[2], rstream[2];
     struct relay relays[2];
@@ -195,10 +256,19 @@ static double hop(enum hop_engine engine, long iters)
 
     CHECK(cudaHostAlloc((void **)&ask, 2 * 64, cudaHostAllocMapped));
     memset(ask, 0, 2 * 64);
+    CHECK(cudaHostAlloc((void **)&tails, 2 * 64, cudaHostAllocMapped));
+    memset(tails, 0, 2 * 64);
+    CHECK(cudaHostAlloc((void **)&lines, 2 * 128, cudaHostAllocMapped));
+    memset(lines, 0, 2 * 128);
     for (int g = 0; g < 2; g++) {
         CHECK(cudaSetDevice(g));
         CHECK(cudaMalloc(&word[g], sizeof(uint64_t)));
         CHECK(cudaMemset(word[g], 0, sizeof(uint64_t)));
+        CHECK(cudaMalloc(&done[g], sizeof(uint64_t)));
+        CHECK(cudaMemset(done[g], 0, sizeof(uint64_t)));
+        sh[g].tail = parts & SHAPE_TICKET ? tails + 8 * g : NULL;
+        sh[g].line = parts & SHAPE_LINE ? lines + 16 * g : NULL;
+        sh[g].done = parts & SHAPE_DONE ? done[g] : NULL;
         CHECK(cudaHostAlloc((void **)&values[g], (size_t)(iters + 1) * sizeof(uint64_t), 0));
         CHECK(cudaStreamCreateWithFlags(&kstream[g], cudaStreamNonBlocking));
         CHECK(cudaStreamCreateWithFlags(&rstream[g], cudaStreamNonBlocking));
@@ -208,15 +278,16 @@ static double hop(enum hop_engine engine, long iters)
     CHECK(cudaMalloc(&ns, sizeof(*ns)));
     for (int g = 0; g < 2; g++) {
         /* GPU g's requests are written into the other GPU's word. */
-        relays[g] = (struct relay){g, ask + 8 * g, word[1 - g], values[g], rstream[g], iters,
-                                   engine};
+        relays[g] = (struct relay){g,     ask + 8 * g, word[1 - g], values[g], rstream[g],
+                                   iters, engine,
+                                   parts & SHAPE_DONE ? done[g] : NULL};
         pthread_create(&threads[g], NULL, relay_main, &relays[g]);
     }
     CHECK(cudaSetDevice(1));
-    ponger<<<1, 1, 0, kstream[1]>>>(ask + 8, word[1], iters);
+    ponger<<<1, 1, 0, kstream[1]>>>(ask + 8, word[1], iters, sh[1]);
     CHECK(cudaGetLastError());
     CHECK(cudaSetDevice(0));
-    pinger<<<1, 1, 0, kstream[0]>>>(ask, word[0], iters, ns);
+    pinger<<<1, 1, 0, kstream[0]>>>(ask, word[0], iters, ns, sh[0]);
     CHECK(cudaGetLastError());
     CHECK(cudaStreamSynchronize(kstream[0]));
     CHECK(cudaMemcpy(&host_ns, ns, sizeof(host_ns), cudaMemcpyDeviceToHost));
@@ -228,11 +299,14 @@ static double hop(enum hop_engine engine, long iters)
         CHECK(cudaStreamDestroy(kstream[g]));
         CHECK(cudaStreamDestroy(rstream[g]));
         CHECK(cudaFree(word[g]));
+        CHECK(cudaFree(done[g]));
         CHECK(cudaFreeHost(values[g]));
     }
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(ns));
     CHECK(cudaFreeHost(ask));
+    CHECK(cudaFreeHost(tails));
+    CHECK(cudaFreeHost(lines));
     return (double)host_ns / 1e3 / (2.0 * (double)iters);
 }
 
@@ -367,8 +441,13 @@ int main(int argc, char **argv)
     printf("# proxy_floor,raw,2\n");
     printf("what,value,unit\n");
     for (int e = 0; e < HOP_ENGINES; e++) {
-        hop((enum hop_engine)e, iters / 10 + 1); /* warm-up */
-        printf("hop-%s,%.2f,us\n", hop_names[e], hop((enum hop_engine)e, iters));
+        hop((enum hop_engine)e, iters / 10 + 1, 0); /* warm-up */
+        printf("hop-%s,%.2f,us\n", hop_names[e], hop((enum hop_engine)e, iters, 0));
+        fflush(stdout);
+    }
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        hop(HOP_MEMOP, iters / 10 + 1, shapes[k].parts);
+        printf("hop-memop+%s,%.2f,us\n", shapes[k].name, hop(HOP_MEMOP, iters, shapes[k].parts));
         fflush(stdout);
     }
     for (int second = 0; second < 2; second++) {

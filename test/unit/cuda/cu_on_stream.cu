@@ -243,9 +243,13 @@ int main(int argc, char **argv)
     npes = shmem_n_pes();
     cudaStream_t st;
     CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    /* The last is past the size from which a collective's own share runs
-     * beside the stream (src/host/stream.c, 8 MiB). */
-    const size_t sizes[] = {1, 4097, (1 << 20) + 3, (8 << 20) + 3};
+    /* Collectives that copy up to 8 MiB from a PE (the members times the
+     * size; 256 KiB where not 16-byte aligned) run as one kernel of 1 to 32
+     * blocks, larger ones as barriers and copies (src/host/stream.c): 4097
+     * is the kernel's byte by byte, 65536 and 1 MiB its aligned copies over
+     * 2 and many blocks, 1 MiB + 3 the pieces'. The last is past the size
+     * from which a collective's own share runs beside the stream (8 MiB). */
+    const size_t sizes[] = {1, 4097, 65536, 1 << 20, (1 << 20) + 3, (8 << 20) + 3};
     const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
     size_t maxn = sizes[nsizes - 1];
     unsigned char *src = (unsigned char *)shmem_malloc(maxn * npes);
@@ -383,6 +387,50 @@ int main(int argc, char **argv)
             printf("PE %d: size %zu done, %s\n", me, n, bad ? "FAILED" : "ok");
     }
     CHECK(cudaStreamSynchronize(st));
+
+    /* fcollect and broadcast from sources outside the heap: this process's
+     * device memory (which the one-kernel form reads) and pinned host
+     * memory (which goes by the copy engines), at sizes of each form. */
+    for (int where = 0; where < 2; where++) {
+        const size_t own_sizes[] = {4097, 1 << 20, (1 << 20) + 3};
+        for (int s = 0; s < 3; s++) {
+            size_t n = own_sizes[s];
+            unsigned char *own, *staged;
+            CHECK(cudaMalloc(&staged, n));
+            if (where == 0)
+                CHECK(cudaMalloc(&own, n));
+            else
+                CHECK(cudaMallocHost(&own, n));
+            const char *what = where == 0 ? "fcollectmem_on_stream from cudaMalloc"
+                                          : "fcollectmem_on_stream from cudaMallocHost";
+            round++;
+            fill<<<64, 256, 0, st>>>(staged, n, me, -3, round);
+            CHECK(cudaMemcpyAsync(own, staged, n, cudaMemcpyDeviceToDevice, st));
+            shmemx_fcollectmem_on_stream(SHMEM_TEAM_WORLD, dst, own, n, st);
+            CHECK(cudaMemcpyAsync(host, dst, n * npes, cudaMemcpyDeviceToHost, st));
+            CHECK(cudaStreamSynchronize(st));
+            for (int pe = 0; pe < npes; pe++)
+                bad |= compare(what, host, pe, -3, n, round, pe * n);
+            shmemx_barrier_all_on_stream(st);
+            int root = round % npes;
+            round++;
+            fill<<<64, 256, 0, st>>>(staged, n, me, -4, round);
+            CHECK(cudaMemcpyAsync(own, staged, n, cudaMemcpyDeviceToDevice, st));
+            shmemx_broadcastmem_on_stream(SHMEM_TEAM_WORLD, dst, own, n, root, st);
+            CHECK(cudaMemcpyAsync(host, dst, n, cudaMemcpyDeviceToHost, st));
+            CHECK(cudaStreamSynchronize(st));
+            bad |= compare(where == 0 ? "broadcastmem_on_stream from cudaMalloc"
+                                      : "broadcastmem_on_stream from cudaMallocHost",
+                           host, root, -4, n, round, 0);
+            shmemx_barrier_all_on_stream(st);
+            CHECK(cudaStreamSynchronize(st));
+            CHECK(cudaFree(staged));
+            if (where == 0)
+                CHECK(cudaFree(own));
+            else
+                CHECK(cudaFreeHost(own));
+        }
+    }
 
     /* Sum reductions on the world: 8 sources per kernel, so more than 8
      * PEs chain kernels. */

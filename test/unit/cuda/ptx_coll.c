@@ -1,0 +1,18 @@
+/* Writes the cuda backend's small stream collective kernel
+ * (src/device/cuda_coll.c) as the driver gets it, PTX on stdout, for
+ * ptx_coll.sh to assemble with ptxas on machines without a GPU; with --pdl
+ * its programmatic-launch form. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../../src/device/cuda_private.h"
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 || (argc == 2 && strcmp(argv[1], "--pdl") != 0)) {
+        fprintf(stderr, "usage: %s [--pdl]\n", argv[0]);
+        return 2;
+    }
+    fputs(ushmemi_cuda_coll_ptx(argc == 2), stdout);
+    return 0;
+}
