@@ -345,6 +345,17 @@ static void reduce_staged(const char *call, const struct ushmemi_coll_set *set, 
  * store into one cache line of a dest. */
 #define REDUCE_SLICE_ALIGN 64
 
+bool ushmemi_coll_set_direct(const struct ushmemi_coll_set *set)
+{
+    for (int i = 0; i < set->size; i++) {
+        enum ushmemi_route route =
+            ushmemi_g.peers[ushmemi_coll_world_pe(set, i)].route[USHMEMI_CLASS_RMA];
+        if (route != USHMEMI_ROUTE_DIRECT && route != USHMEMI_ROUTE_SELF)
+            return false;
+    }
+    return true;
+}
+
 /* Fills src_p[i] and dst_p[i] with member i's source and dest as mapped here
  * and returns true when every member's copy of both is mapped and the CPU may
  * touch it; false means the staged road. The answer is the same on every
@@ -364,11 +375,10 @@ static bool reduce_map(const char *call, const struct ushmemi_coll_set *set, voi
      * break the slicing: leave them to the staged road. */
     if (s != d && s < d + bytes && d < s + bytes)
         return false;
+    if (!ushmemi_coll_set_direct(set))
+        return false;
     for (int i = 0; i < set->size; i++) {
         int pe = ushmemi_coll_world_pe(set, i);
-        enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
-        if (route != USHMEMI_ROUTE_DIRECT && route != USHMEMI_ROUTE_SELF)
-            return false;
         struct ushmemi_loc src_loc, dst_loc;
         ushmemi_locate(call, source, bytes, pe, &src_loc);
         ushmemi_locate(call, dest, bytes, pe, &dst_loc);

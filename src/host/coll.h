@@ -42,6 +42,10 @@ void ushmemi_coll_active_set(const char *call, int PE_start, int logPE_stride, i
  * any member are visible to every member after it. */
 void ushmemi_coll_barrier(const char *call, const struct ushmemi_coll_set *set);
 
+/* Whether every member of set is this PE or reached directly for RMA (its
+ * heap mapped here): the same answer on every member, as a pair maps each
+ * other's memory or neither does. */
+bool ushmemi_coll_set_direct(const struct ushmemi_coll_set *set);
 /* Mailboxes for small collectives (mailbox.c): a member pushes its data
  * into each receiver's box for it and goes on; a receiver waits for the
  * message, reads it in place and acknowledges it. Messages between two PEs

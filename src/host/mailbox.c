@@ -36,14 +36,11 @@ bool ushmemi_mbox_usable(const struct ushmemi_coll_set *set)
 {
     if (switched_off || !ushmemi_g.heap_host_accessible || ushmemi_g.n_pes > USHMEMI_MBOX_PES)
         return false;
-    for (int i = 0; i < set->size; i++) {
-        int pe = ushmemi_coll_world_pe(set, i);
-        enum ushmemi_route route = ushmemi_g.peers[pe].route[USHMEMI_CLASS_RMA];
-        if (route != USHMEMI_ROUTE_DIRECT && route != USHMEMI_ROUTE_SELF)
+    if (!ushmemi_coll_set_direct(set))
+        return false;
+    for (int i = 0; i < set->size; i++)
+        if (reserved_of(ushmemi_coll_world_pe(set, i)) == NULL)
             return false;
-        if (reserved_of(pe) == NULL)
-            return false;
-    }
     return true;
 }
 
