@@ -825,43 +825,70 @@ USHMEMI_NV_DEV void ushmemi_nv_group_barrier(ushmemi_dev_scope scope)
  * taken in order so that every PE computes the same bits; offset is 0 for
  * reduce and my_pe * nreduce for reducescatter (`scatter`). A barrier
  * before (every source is written) and after (no source changes while a
- * peer reads it). Where every PE's heap is mapped, each thread takes
- * USHMEMI_NV_RED_UNROLL elements a round, loading each PE's at once (a
- * peer's load takes a microsecond) and combining them in registers;
- * otherwise (some PE through the proxy) one element at a time, each PE's
- * by a load or a get. Where dest is the source itself, the group meets
- * after reading a round and before writing it. The two forms are apart so
- * that the gets' code does not add to the registers of the loads' (a block
- * of 1024 threads has 64 a thread). */
-#define USHMEMI_NV_RED_UNROLL 4
+ * peer reads it). Where every PE's heap is mapped, each thread takes U
+ * elements a round from G PEs at once (a peer's load takes a microsecond;
+ * G * U loads in flight whatever the PE count), combines
+ * them in PE order in registers and stores each element of dest once; otherwise (some
+ * PE through the proxy) one element at a time, each PE's by a load or a
+ * get. Where dest is the source itself, the group meets after reading a
+ * round and before writing it. The two forms are apart so that the gets'
+ * code does not add to the registers of the loads' (a block of 1024
+ * threads has 64 a thread). */
+template <typename OP, typename T, int G, int U>
+USHMEMI_NV_DEV void ushmemi_nv_reduce_rounds(const struct ushmem_device_state *s, unsigned rank,
+                                             unsigned size, T *dest, const T *own,
+                                             size_t nreduce)
+{
+    const int n = s->n_pes;
+
+    for (size_t base = 0; base < nreduce; base += (size_t)size * U) {
+        T acc[U];
+        for (int pe0 = 0; pe0 < n; pe0 += G) {
+            T v[G][U];
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                const T *p = pe0 + g < n ? (const T *)ushmemi_dev_mapped(
+                                               s, own, pe0 + g, USHMEM_DEVICE_CLASS_RMA)
+                                         : NULL;
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    size_t i = base + rank + (size_t)u * size;
+                    v[g][u] = p != NULL && i < nreduce ? p[i] : T();
+                }
+            }
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (pe0 + g < n)
+                        acc[u] = pe0 + g == 0 ? v[g][u] : OP::apply(acc[u], v[g][u]);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            size_t i = base + rank + (size_t)u * size;
+            if (i < nreduce)
+                dest[i] = acc[u];
+        }
+    }
+}
+
 template <typename OP, typename T>
 USHMEMI_NV_DEV void ushmemi_nv_reduce_mapped(const struct ushmem_device_state *s,
                                              ushmemi_dev_scope scope, T *dest, const T *own,
                                              size_t nreduce, int overlap)
 {
     const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
-    const int U = USHMEMI_NV_RED_UNROLL;
 
     if (!overlap) {
-        /* PE by PE into dest, U elements of each thread loaded at once. */
-        for (int pe = 0; pe < s->n_pes; pe++) {
-            const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
-            for (size_t base = 0; base < nreduce; base += (size_t)size * U) {
-                T v[U], d[U];
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    size_t i = base + rank + (size_t)u * size;
-                    v[u] = i < nreduce ? p[i] : T();
-                    d[u] = i < nreduce && pe > 0 ? dest[i] : T();
-                }
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    size_t i = base + rank + (size_t)u * size;
-                    if (i < nreduce)
-                        dest[i] = pe == 0 ? v[u] : OP::apply(d[u], v[u]);
-                }
-            }
-        }
+        /* L loads in flight a thread: as many as fit 64 registers (a
+         * 16-bit float takes the registers of a 32-bit one, and more code). */
+        constexpr int L = sizeof(T) >= 16 ? 2 : sizeof(T) == 4 ? 8 : 4, G = L < 4 ? L : 4;
+        if (s->n_pes <= 2)
+            ushmemi_nv_reduce_rounds<OP, T, 2, L / 2>(s, rank, size, dest, own, nreduce);
+        else
+            ushmemi_nv_reduce_rounds<OP, T, G, L / G>(s, rank, size, dest, own, nreduce);
         return;
     }
     for (size_t base = 0; base < nreduce; base += size) {

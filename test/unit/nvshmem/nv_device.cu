@@ -78,6 +78,13 @@ __global__ void thread_ops(uint8_t *b, int *w, double *d, half *h, __nv_bfloat16
  * a reduce-scatter, fcollect and broadcast, into ib, db and hb for the host
  * to check. (Several collectives in one kernel add up their registers:
  * such a kernel may not fit 1024 threads, and the collective launch says so.) */
+/* Element i of PE pe's double source: one PE in seven holds a value so
+ * large that the sum of the others' fractions depends on where it comes. */
+static double dval(int pe, int i)
+{
+    return (i % 7 == pe % 7) ? 1.0e16 + 4.0 * i : pe + 0.1 * (i % 10);
+}
+
 struct coll_args {
     int *ia, *ib;
     double *da, *db;
@@ -107,6 +114,9 @@ COLL_KERNEL(coll_rs, blockDim.x,
                                                  n))
 COLL_KERNEL(coll_fcollect, blockDim.x,
             nvshmemx_double_fcollect_block(NVSHMEM_TEAM_WORLD, a.db + n, a.da, n))
+/* A sum whose bits depend on the order it takes the PEs in (PE 0, 1, ...). */
+COLL_KERNEL(coll_dsum, 32,
+            nvshmemx_double_sum_reduce_warp(NVSHMEM_TEAM_WORLD, a.db + n * (npes_ + 1), a.da, n))
 COLL_KERNEL(coll_bcast, 32,
             nvshmemx_int_broadcast_warp(NVSHMEM_TEAM_WORLD, a.ib + n * (npes_ + 2), a.ia, n,
                                         npes_ - 1))
@@ -219,7 +229,7 @@ int main(void)
     int *ia = (int *)nvshmem_malloc(n * npes * sizeof(int));
     int *ib = (int *)nvshmem_malloc(n * (npes + 3) * sizeof(int));
     double *da = (double *)nvshmem_malloc(n * sizeof(double));
-    double *db = (double *)nvshmem_malloc(n * (npes + 1) * sizeof(double));
+    double *db = (double *)nvshmem_malloc(n * (npes + 2) * sizeof(double));
     half *ha = (half *)nvshmem_malloc(n * sizeof(half));
     half *hb = (half *)nvshmem_malloc(n * sizeof(half));
     std::vector<int> iah(n * npes);
@@ -228,7 +238,7 @@ int main(void)
     for (int i = 0; i < n * npes; i++)
         iah[i] = me * 1000 + i;
     for (int i = 0; i < n; i++) {
-        dah[i] = (i % 7 == me % 7) ? 1000.0 + i : (double)me;
+        dah[i] = dval(me, i);
         hah[i] = __float2half((float)(me + 1));
     }
     CUDA_CHECK(cudaMemcpy(ia, iah.data(), iah.size() * sizeof(int), cudaMemcpyHostToDevice));
@@ -241,7 +251,7 @@ int main(void)
     const void *kernels[] = {(const void *)coll_alltoall, (const void *)coll_sum,
                              (const void *)coll_max,      (const void *)coll_half,
                              (const void *)coll_rs,       (const void *)coll_fcollect,
-                             (const void *)coll_bcast};
+                             (const void *)coll_dsum,     (const void *)coll_bcast};
     int rc = 0;
     for (int round = 0; round < 3; round++)
         for (unsigned k = 0; k < sizeof(kernels) / sizeof(kernels[0]); k++) {
@@ -252,7 +262,7 @@ int main(void)
     CUDA_CHECK(cudaStreamSynchronize(s));
     nvshmem_barrier_all();
     std::vector<int> ibh(n * (npes + 3));
-    std::vector<double> dbh(n * (npes + 1));
+    std::vector<double> dbh(n * (npes + 2));
     std::vector<half> hbh(n);
     CUDA_CHECK(cudaMemcpy(ibh.data(), ib, ibh.size() * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(dbh.data(), db, dbh.size() * sizeof(double), cudaMemcpyDeviceToHost));
@@ -263,13 +273,16 @@ int main(void)
                   ibh[pe * n + i]);
     for (int i = 0; i < n; i++) {
         int sum = 0, rs = 0;
-        double mx = -1;
+        double mx = -1, dsum = 0;
         for (int pe = 0; pe < npes; pe++) {
             sum += pe * 1000 + i;
             rs += pe * 1000 + me * n + i;
-            double v = (i % 7 == pe % 7) ? 1000.0 + i : (double)pe;
+            double v = dval(pe, i);
             mx = v > mx ? v : mx;
+            dsum = pe == 0 ? v : dsum + v;
         }
+        CHECK(dbh[n * (npes + 1) + i] == dsum, "double sum_reduce_warp [%d] = %.17g, want %.17g "
+              "(PEs taken in order)", i, dbh[n * (npes + 1) + i], dsum);
         CHECK(ibh[n * npes + i] == sum, "sum_reduce [%d] = %d, want %d", i, ibh[n * npes + i], sum);
         CHECK(ibh[n * (npes + 1) + i] == rs, "reducescatter [%d] = %d, want %d", i,
               ibh[n * (npes + 1) + i], rs);
@@ -281,7 +294,7 @@ int main(void)
     }
     for (int pe = 0; pe < npes; pe++)
         for (int i = 0; i < n; i++) {
-            double v = (i % 7 == pe % 7) ? 1000.0 + i : (double)pe;
+            double v = dval(pe, i);
             CHECK(dbh[n + pe * n + i] == v, "fcollect [%d][%d] = %g", pe, i, dbh[n + pe * n + i]);
         }
 
