@@ -10,6 +10,7 @@
  * blocking one is marked done and released by its waiter. */
 #include "ofi_private.h"
 
+#include <inttypes.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
@@ -478,8 +479,19 @@ static ushmem_status_t local_desc(struct ushmemi_transport *t, struct ofi_op *op
                                   size_t len, uint64_t access, void **desc_p)
 {
     char *p = buf;
+    uint64_t offset;
     if (t->chunked && chunk_desc(t, p, len, desc_p))
         return USHMEM_OK;
+    /* A range of a heap registered per chunk is cut at the chunks' ends
+     * before it gets here (local_run): one that is not would go without
+     * its registration, and the provider would read device memory as host
+     * memory. */
+    if (t->chunked && in_heap(t, p, &offset)) {
+        ushmemi_error("ofi transfer on PE %d: %zu bytes at %p (heap offset 0x%" PRIx64 ") are "
+                      "not inside one registered chunk of the heap: refused", t->rank, len, buf,
+                      offset);
+        return USHMEM_ERR_TRANSPORT;
+    }
     for (int i = 0; i < USHMEMI_SEG_COUNT; i++) {
         const struct ofi_local_seg *seg = &t->seg[i];
         if (t->chunked && i == USHMEMI_SEG_HEAP)
