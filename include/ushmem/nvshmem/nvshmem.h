@@ -825,14 +825,13 @@ USHMEMI_NV_DEV void ushmemi_nv_group_barrier(ushmemi_dev_scope scope)
  * taken in order so that every PE computes the same bits; offset is 0 for
  * reduce and my_pe * nreduce for reducescatter (`scatter`). A barrier
  * before (every source is written) and after (no source changes while a
- * peer reads it). Where every PE's heap is mapped, each thread takes U
- * elements a round from G PEs at once (a peer's load takes a microsecond;
- * G * U loads in flight whatever the PE count), combines
- * them in PE order in registers and stores each element of dest once; otherwise (some
- * PE through the proxy) one element at a time, each PE's by a load or a
- * get. Where dest is the source itself, the group meets after reading a
- * round and before writing it. The two forms are apart so that the gets'
- * code does not add to the registers of the loads' (a block of 1024
+ * peer reads it). Where every PE's heap is mapped and dest is not the
+ * source, each thread takes U elements a round from G PEs at once (a
+ * peer's load takes a microsecond; G * U loads in flight whatever the PE
+ * count), combines them in PE order in registers and stores each element
+ * of dest once (ushmemi_nv_reduce_rounds); otherwise one element a thread
+ * a round (ushmemi_nv_reduce_any). The two forms are apart so that the
+ * gets' code does not add to the registers of the loads' (a block of 1024
  * threads has 64 a thread). */
 template <typename OP, typename T, int G, int U>
 USHMEMI_NV_DEV void ushmemi_nv_reduce_rounds(const struct ushmem_device_state *s, unsigned rank,
@@ -874,38 +873,12 @@ USHMEMI_NV_DEV void ushmemi_nv_reduce_rounds(const struct ushmem_device_state *s
     }
 }
 
-template <typename OP, typename T>
-USHMEMI_NV_DEV void ushmemi_nv_reduce_mapped(const struct ushmem_device_state *s,
-                                             ushmemi_dev_scope scope, T *dest, const T *own,
-                                             size_t nreduce, int overlap)
-{
-    const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
-
-    if (!overlap) {
-        /* L loads in flight a thread: as many as fit 64 registers (a
-         * 16-bit float takes the registers of a 32-bit one, and more code). */
-        constexpr int L = sizeof(T) >= 16 ? 2 : sizeof(T) == 4 ? 8 : 4, G = L < 4 ? L : 4;
-        if (s->n_pes <= 2)
-            ushmemi_nv_reduce_rounds<OP, T, 2, L / 2>(s, rank, size, dest, own, nreduce);
-        else
-            ushmemi_nv_reduce_rounds<OP, T, G, L / G>(s, rank, size, dest, own, nreduce);
-        return;
-    }
-    for (size_t base = 0; base < nreduce; base += size) {
-        size_t i = base + rank;
-        T acc = T();
-        for (int pe = 0; pe < s->n_pes && i < nreduce; pe++) {
-            const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
-            acc = pe == 0 ? p[i] : OP::apply(acc, p[i]);
-        }
-        ushmemi_nv_group_barrier(scope);
-        if (i < nreduce)
-            dest[i] = acc;
-    }
-}
-
-/* Some PE through the proxy: PE by PE into dest (each PE's road worked out
- * once), or, where dest is the source, a round of one element a thread. */
+/* Every other case: some PE through the proxy, or dest the source itself.
+ * A round of one element a thread, each PE's by a load or a get, PEs in
+ * order; where dest is the source, the group meets after reading a round
+ * and before writing it. One place that gets and one that meets: each is
+ * much inlined code, and a copy of it in each branch took a reduce-scatter
+ * called in a loop to 95 registers. */
 template <typename OP, typename T>
 USHMEMI_NV_DEV void ushmemi_nv_reduce_any(const struct ushmem_device_state *s,
                                           ushmemi_dev_scope scope, T *dest, const T *own,
@@ -913,16 +886,6 @@ USHMEMI_NV_DEV void ushmemi_nv_reduce_any(const struct ushmem_device_state *s,
 {
     const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
 
-    if (!overlap) {
-        for (int pe = 0; pe < s->n_pes; pe++) {
-            const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
-            for (size_t i = rank; i < nreduce; i += size) {
-                T v = p != NULL ? p[i] : ushmemi_nv_read_far(own, i, pe);
-                dest[i] = pe == 0 ? v : OP::apply(dest[i], v);
-            }
-        }
-        return;
-    }
     for (size_t base = 0; base < nreduce; base += size) {
         size_t i = base + rank;
         T acc = T();
@@ -931,7 +894,8 @@ USHMEMI_NV_DEV void ushmemi_nv_reduce_any(const struct ushmem_device_state *s,
             T v = p != NULL ? p[i] : ushmemi_nv_read_far(own, i, pe);
             acc = pe == 0 ? v : OP::apply(acc, v);
         }
-        ushmemi_nv_group_barrier(scope);
+        if (overlap)
+            ushmemi_nv_group_barrier(scope);
         if (i < nreduce)
             dest[i] = acc;
     }
@@ -942,7 +906,11 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
                                      size_t nreduce, int scatter)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
-    const T *own = source + (scatter ? (size_t)s->my_pe * nreduce : 0);
+    /* my_pe read afresh (volatile): shared with the same load in the
+     * inlined ring and barrier code, it took a reduce-scatter in a loop
+     * from 52 registers to 72. */
+    const T *own =
+        source + (scatter ? (size_t)*(const volatile int *)&s->my_pe * nreduce : 0);
     const int overlap = (const void *)dest < (const void *)(own + nreduce) &&
                         (const void *)own < (const void *)(dest + nreduce);
     int mapped = 1;
@@ -950,10 +918,24 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
     for (int pe = 0; pe < s->n_pes && mapped; pe++)
         mapped = ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA) != NULL;
     ushmemi_nv_group_barrier(scope);
-    if (mapped)
-        ushmemi_nv_reduce_mapped<OP, T>(s, scope, dest, own, nreduce, overlap);
-    else
+    if (mapped && !overlap) {
+        /* L loads in flight a thread: as many as fit 64 registers (a
+         * 16-bit float takes the registers of a 32-bit one, and more code),
+         * in a kernel that calls the reduction in a loop
+         * (nvshmem-registers-loops); at thread scope, whose barrier is
+         * more inlined code, at most 4. */
+        const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
+        constexpr int L = sizeof(T) >= 16 ? 2 : sizeof(T) == 4 ? 8 : 4, G = L < 4 ? L : 4;
+        if (scope == USHMEMI_DEV_THREAD)
+            ushmemi_nv_reduce_rounds<OP, T, 2, (L >= 4 ? 2 : 1)>(s, rank, size, dest, own,
+                                                                 nreduce);
+        else if (s->n_pes <= 2)
+            ushmemi_nv_reduce_rounds<OP, T, 2, L / 2>(s, rank, size, dest, own, nreduce);
+        else
+            ushmemi_nv_reduce_rounds<OP, T, G, L / G>(s, rank, size, dest, own, nreduce);
+    } else {
         ushmemi_nv_reduce_any<OP, T>(s, scope, dest, own, nreduce, overlap);
+    }
     ushmemi_nv_group_barrier(scope);
     return 0;
 }
