@@ -1,0 +1,84 @@
+/* NVSHMEM device calls in a loop, as a user's kernel makes them (no
+ * __launch_bounds__, the count a kernel argument): compiled only, for the
+ * register budget (nvshmem-registers-loops: every kernel within 64
+ * registers, so that a block of 1024 threads launches). One kernel per
+ * call: reductions and reduce-scatters of 4-, 8- and 16-byte and 16-bit
+ * types at thread, warp and block scope; alltoall, broadcast and fcollect
+ * at warp and block scope; barriers and syncs, puts and gets, signals,
+ * atomics, waits and tests, quiet and fence, and a block mixing several. */
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#define LOOP(NAME, T, CALL)                                                                \
+    __global__ void NAME(T *dest, const T *source, size_t n, int iters)                   \
+    {                                                                                      \
+        for (int i = 0; i < iters; i++)                                                    \
+            CALL;                                                                          \
+    }
+#define W NVSHMEM_TEAM_WORLD
+
+LOOP(int_sum_t, int, nvshmem_int_sum_reduce(W, dest, source, n))
+LOOP(int_sum_w, int, nvshmemx_int_sum_reduce_warp(W, dest, source, n))
+LOOP(int_sum_b, int, nvshmemx_int_sum_reduce_block(W, dest, source, n))
+LOOP(ll_max_t, long long, nvshmem_longlong_max_reduce(W, dest, source, n))
+LOOP(ll_max_w, long long, nvshmemx_longlong_max_reduce_warp(W, dest, source, n))
+LOOP(ll_max_b, long long, nvshmemx_longlong_max_reduce_block(W, dest, source, n))
+LOOP(u64_xor_t, uint64_t, nvshmem_uint64_xor_reduce(W, dest, source, n))
+LOOP(double_prod_t, double, nvshmem_double_prod_reduce(W, dest, source, n))
+LOOP(double_sum_w, double, nvshmemx_double_sum_reduce_warp(W, dest, source, n))
+LOOP(double_sum_b, double, nvshmemx_double_sum_reduce_block(W, dest, source, n))
+LOOP(float_sum_w, float, nvshmemx_float_sum_reduce_warp(W, dest, source, n))
+LOOP(half_min_t, half, nvshmem_half_min_reduce(W, dest, source, n))
+LOOP(bf16_sum_b, __nv_bfloat16, nvshmemx_bfloat16_sum_reduce_block(W, dest, source, n))
+LOOP(maxloc_t, double2, nvshmem_double2_maxloc_reduce(W, dest, source, n))
+LOOP(maxloc_b, double2, nvshmemx_double2_maxloc_reduce_block(W, dest, source, n))
+LOOP(int_rs_t, int, nvshmem_int_sum_reducescatter(W, dest, source, n))
+LOOP(int_rs_w, int, nvshmemx_int_sum_reducescatter_warp(W, dest, source, n))
+LOOP(ll_rs_w, long long, nvshmemx_longlong_sum_reducescatter_warp(W, dest, source, n))
+LOOP(double_rs_b, double, nvshmemx_double_sum_reducescatter_block(W, dest, source, n))
+LOOP(int_alltoall_w, int, nvshmemx_int_alltoall_warp(W, dest, source, n))
+LOOP(int_alltoall_b, int, nvshmemx_int_alltoall_block(W, dest, source, n))
+LOOP(double_bcast_w, double, nvshmemx_double_broadcast_warp(W, dest, source, n, 0))
+LOOP(double_bcast_b, double, nvshmemx_double_broadcast_block(W, dest, source, n, 0))
+LOOP(ll_fcollect_w, long long, nvshmemx_longlong_fcollect_warp(W, dest, source, n))
+LOOP(ll_fcollect_b, long long, nvshmemx_longlong_fcollect_block(W, dest, source, n))
+
+/* Point to point, synchronization and memory ordering. */
+#define PT(NAME, CALL)                                                                     \
+    __global__ void NAME(long *d, const long *s, uint64_t *sig, size_t n, int pe,         \
+                         int iters)                                                        \
+    {                                                                                      \
+        for (int i = 0; i < iters; i++) {                                                  \
+            CALL;                                                                          \
+        }                                                                                  \
+    }
+PT(barrier_t, nvshmem_barrier_all())
+PT(barrier_w, nvshmemx_barrier_all_warp())
+PT(barrier_b, nvshmemx_barrier_all_block())
+PT(sync_all_t, nvshmem_sync_all())
+PT(team_sync_w, nvshmemx_team_sync_warp(W))
+PT(team_sync_b, nvshmemx_team_sync_block(W))
+PT(put_t, nvshmem_long_put(d + i, s, n, pe))
+PT(put_b, nvshmemx_long_put_block(d + i, s, n, pe))
+PT(put_nbi_w, nvshmemx_long_put_nbi_warp(d + i, s, n, pe))
+PT(get_t, nvshmem_long_get(d + i, s, n, pe))
+PT(get_b, nvshmemx_long_get_block(d + i, s, n, pe))
+PT(put_signal_t, nvshmem_long_put_signal(d, s, n, sig, 1, NVSHMEM_SIGNAL_SET, pe))
+PT(put_signal_w, nvshmemx_long_put_signal_warp(d, s, n, sig, 1, NVSHMEM_SIGNAL_SET, pe))
+PT(put_signal_nbi_b,
+   nvshmemx_long_put_signal_nbi_block(d, s, n, sig, 1, NVSHMEM_SIGNAL_ADD, pe))
+PT(signal_op, nvshmemx_signal_op(sig, 1, NVSHMEM_SIGNAL_ADD, pe))
+PT(signal_wait, nvshmem_signal_wait_until(sig, NVSHMEM_CMP_GE, (uint64_t)i))
+PT(fetch_add, d[i] = nvshmem_long_atomic_fetch_add(d, 1, pe))
+PT(compare_swap, d[i] = nvshmem_long_atomic_compare_swap(d, 1, 2, pe))
+PT(atomic_add, nvshmem_long_atomic_add(d, 1, pe))
+PT(g_t, d[i] = nvshmem_long_g(s + i, pe))
+PT(p_t, nvshmem_long_p(d + i, i, pe))
+PT(wait_until, nvshmem_long_wait_until(d, NVSHMEM_CMP_EQ, i))
+PT(wait_until_all, nvshmem_long_wait_until_all(d, n, NULL, NVSHMEM_CMP_GE, i))
+PT(test_any, d[i] = (long)nvshmem_long_test_any(d, n, NULL, NVSHMEM_CMP_GE, i))
+PT(fence_quiet, nvshmem_long_p(d + i, i, pe); nvshmem_fence(); nvshmem_quiet())
+PT(quiet_b, nvshmemx_long_put_nbi_block(d, s, n, pe); nvshmemx_quiet_block())
+PT(ptr_store, long *q = (long *)nvshmem_ptr(d, pe); if (q != NULL) q[i] = i)
+PT(mixed_b, nvshmemx_long_put_signal_nbi_block(d, s, n, sig, 1, NVSHMEM_SIGNAL_ADD, pe);
+   nvshmemx_long_get_block(d + n, s, n, pe); nvshmemx_barrier_all_block())
