@@ -911,8 +911,13 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
      * from 52 registers to 72. */
     const T *own =
         source + (scatter ? (size_t)*(const volatile int *)&s->my_pe * nreduce : 0);
-    const int overlap = (const void *)dest < (const void *)(own + nreduce) &&
-                        (const void *)own < (const void *)(dest + nreduce);
+    /* Against the whole source (every member's block for reducescatter),
+     * whose address every PE shares: each PE takes the same path and meets
+     * its peers as often (a PE whose own block alone overlapped dest met
+     * them each round while the others did not, and hung). */
+    const T *end = source + (scatter ? (size_t)s->n_pes * nreduce : nreduce);
+    const int overlap = (const void *)dest < (const void *)end &&
+                        (const void *)source < (const void *)(dest + nreduce);
     int mapped = 1;
 
     for (int pe = 0; pe < s->n_pes && mapped; pe++)

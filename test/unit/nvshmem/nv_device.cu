@@ -114,6 +114,10 @@ COLL_KERNEL(coll_rs, blockDim.x,
                                                  n))
 COLL_KERNEL(coll_fcollect, blockDim.x,
             nvshmemx_double_fcollect_block(NVSHMEM_TEAM_WORLD, a.db + n, a.da, n))
+/* A reduce-scatter in place: dest is the start of the source, whose block
+ * of PE 0 it overwrites (every PE must meet its peers alike). */
+COLL_KERNEL(coll_rs_inplace, 32,
+            nvshmemx_int_sum_reducescatter_warp(NVSHMEM_TEAM_WORLD, a.ia, a.ia, n))
 /* A sum whose bits depend on the order it takes the PEs in (PE 0, 1, ...). */
 COLL_KERNEL(coll_dsum, 32,
             nvshmemx_double_sum_reduce_warp(NVSHMEM_TEAM_WORLD, a.db + n * (npes_ + 1), a.da, n))
@@ -297,6 +301,20 @@ int main(void)
             double v = dval(pe, i);
             CHECK(dbh[n + pe * n + i] == v, "fcollect [%d][%d] = %g", pe, i, dbh[n + pe * n + i]);
         }
+
+    /* Once, in place, on the alltoall's source (no longer read). */
+    rc = nvshmemx_collective_launch((const void *)coll_rs_inplace, 4, 1024, args, 0, s);
+    CHECK(rc == NVSHMEMX_SUCCESS, "nvshmemx_collective_launch of the in-place reduce-scatter: %d",
+          rc);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    nvshmem_barrier_all();
+    CUDA_CHECK(cudaMemcpy(ibh.data(), ia, n * sizeof(int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++) {
+        int rs = 0;
+        for (int pe = 0; pe < npes; pe++)
+            rs += pe * 1000 + me * n + i;
+        CHECK(ibh[i] == rs, "reducescatter in place [%d] = %d, want %d", i, ibh[i], rs);
+    }
 
     /* A barrier in a grid that fits, then one that cannot be resident:
      * refused before it launches, never a hang. */
