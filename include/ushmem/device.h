@@ -68,6 +68,11 @@
 /* ---- Compiler-specific helpers: what each family's header provides. ----
  * USHMEM_DEVICE_FN: qualifiers of every function in this header.
  * ushmemi_dev_state(): the state.
+ * Optional: ushmemi_dev_state_fresh() (USHMEMI_DEV_HAS_STATE_FRESH), the state
+ *   read afresh at each call, none of its fields kept in registers across
+ *   the caller: the collectives, the barrier, quiet, fence, signals and the
+ *   proxy's road take it, whose inlined code is long and often called in a
+ *   loop; the single puts, gets and atomics keep ushmemi_dev_state().
  * ushmemi_dev_producer(scratch): the producer state to submit with;
  *   ushmemi_dev_quiet_target(ring): the ticket count quiet waits for.
  * ushmemi_dev_load32/64 (acquire), ushmemi_dev_rmw32/64 (one read-modify-write,
@@ -110,6 +115,12 @@
 #include <ushmem/detail/device_opencl.h>
 #else
 #include <ushmem/detail/device_c.h>
+#endif
+#if !defined(USHMEMI_DEV_HAS_STATE_FRESH)
+USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state_fresh(void)
+{
+    return ushmemi_dev_state();
+}
 #endif
 /* ---- End of the compiler-specific helpers. ---- */
 /* The internal calls that a group of threads makes together take its scope
@@ -372,14 +383,15 @@ USHMEM_DEVICE_FN int ushmemi_dev_call_pe(int pe)
     return (int)ushmemi_dev_opaque((unsigned)pe);
 }
 
-/* A put by the threads of `scope`: on the direct road they share the copy;
+/* A put by the threads of `scope`, with the state `s` (the collectives give
+ * ushmemi_dev_state_fresh()): on the direct road they share the copy;
  * through the proxy one of them submits. The group meets before (its source
  * is written) and after (a blocking call has returned for all of it). */
 USHMEMI_DEV_SCOPED
-USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes, int pe, int nbi,
-                                      ushmemi_dev_scope scope)
+USHMEM_DEVICE_FN void ushmemi_dev_put_on(const struct ushmem_device_state *s, void *dest,
+                                         const void *src, size_t nbytes, int pe, int nbi,
+                                         ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
     unsigned rank = ushmemi_dev_call_rank(scope);
 
     if (nbytes == 0)
@@ -393,6 +405,13 @@ USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes
         ushmemi_dev_submit(s, nbi ? USHMEM_RING_OP_PUT_NBI : USHMEM_RING_OP_PUT, pe, dest,
                            (uint64_t)(uintptr_t)src, nbytes, !nbi);
     ushmemi_dev_group_sync(scope);
+}
+
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_put(void *dest, const void *src, size_t nbytes, int pe, int nbi,
+                                      ushmemi_dev_scope scope)
+{
+    ushmemi_dev_put_on(ushmemi_dev_state(), dest, src, nbytes, pe, nbi, scope);
 }
 
 USHMEMI_DEV_SCOPED
@@ -569,38 +588,17 @@ USHMEM_DEVICE_FN void ushmemi_dev_unbits(uint64_t bits, void *value, size_t size
         ushmemi_dev_memcpy(value, &bits, 8);
 }
 
-/* One atomic of class `cls` on a 4- or 8-byte word; returns the old bits
- * when `fetch` is set. A non-fetching atomic through the proxy is not waited
- * for: like a put, quiet completes it. */
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsigned op,
-                                          unsigned type, size_t size, uint64_t value,
-                                          uint64_t compare, int fetch)
+/* One atomic through the proxy, with the state `s` (the caller's, or
+ * ushmemi_dev_state_fresh() where the caller knows this road already): see
+ * ushmemi_dev_amo. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo_proxy(const struct ushmem_device_state *s, void *dest,
+                                                int pe, unsigned op, unsigned type, size_t size,
+                                                uint64_t value, uint64_t compare, int fetch)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
     struct ushmem_ring_request req;
     struct ushmem_ring_producer scratch = {0, 0};
     uint64_t result = 0, ticket;
 
-    if (fetch) {
-        /* The road apart from the address: see ushmemi_dev_reach. */
-        uint64_t delta;
-        if (ushmemi_dev_reach(s, pe, cls, &delta)) {
-            void *target = (void *)(uintptr_t)((uint64_t)(uintptr_t)dest + delta);
-            if (size == 4)
-                return ushmemi_dev_rmw32((uint32_t *)target, op, (uint32_t)value,
-                                         (uint32_t)compare);
-            return ushmemi_dev_rmw64((uint64_t *)target, op, value, compare);
-        }
-    } else {
-        void *target = ushmemi_dev_mapped(s, dest, pe, cls);
-        if (target != NULL) {
-            if (size == 4)
-                ushmemi_dev_post32((uint32_t *)target, op, (uint32_t)value);
-            else
-                ushmemi_dev_post64((uint64_t *)target, op, value);
-            return 0;
-        }
-    }
     ushmemi_dev_memzero(&req, sizeof(req));
     req.op = USHMEM_RING_OP_AMO;
     req.amo_op = (uint8_t)op;
@@ -631,21 +629,54 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
     return result;
 }
 
+/* One atomic of class `cls` on a 4- or 8-byte word; returns the old bits
+ * when `fetch` is set. A non-fetching atomic through the proxy is not waited
+ * for: like a put, quiet completes it. */
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsigned op,
+                                          unsigned type, size_t size, uint64_t value,
+                                          uint64_t compare, int fetch)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+
+    if (fetch) {
+        /* The road apart from the address: see ushmemi_dev_reach. */
+        uint64_t delta;
+        if (ushmemi_dev_reach(s, pe, cls, &delta)) {
+            void *target = (void *)(uintptr_t)((uint64_t)(uintptr_t)dest + delta);
+            if (size == 4)
+                return ushmemi_dev_rmw32((uint32_t *)target, op, (uint32_t)value,
+                                         (uint32_t)compare);
+            return ushmemi_dev_rmw64((uint64_t *)target, op, value, compare);
+        }
+    } else {
+        void *target = ushmemi_dev_mapped(s, dest, pe, cls);
+        if (target != NULL) {
+            if (size == 4)
+                ushmemi_dev_post32((uint32_t *)target, op, (uint32_t)value);
+            else
+                ushmemi_dev_post64((uint64_t *)target, op, value);
+            return 0;
+        }
+    }
+    return ushmemi_dev_amo_proxy(s, dest, pe, op, type, size, value, compare, fetch);
+}
+
 /* A 64-bit set or add (a signal) right after the calling thread's fence,
  * with no proxied request of this PE in between: on the direct road the
  * fence already orders what came before, so the write itself is relaxed. */
 USHMEM_DEVICE_FN void ushmemi_dev_signal_after_fence(uint64_t *dest, int pe, unsigned cls,
                                                      unsigned op, uint64_t value)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
 
-    void *target = s->ring == NULL ? ushmemi_dev_mapped(s, dest, pe, cls) : NULL;
+    void *target = ushmemi_dev_mapped(s, dest, pe, cls);
 
-    if (target != NULL) {
+    if (target != NULL && s->ring == NULL)
         ushmemi_dev_post_after_fence64((uint64_t *)target, op, value);
-        return;
-    }
-    ushmemi_dev_amo(dest, pe, cls, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
+    else if (target != NULL) /* as ushmemi_dev_amo's */
+        ushmemi_dev_post64((uint64_t *)target, op, value);
+    else
+        ushmemi_dev_amo_proxy(s, dest, pe, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
 }
 
 /* A 64-bit set or add (a signal) that must not overtake what the calling
@@ -657,7 +688,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_signal_after_fence(uint64_t *dest, int pe, uns
 USHMEM_DEVICE_FN void ushmemi_dev_signal_release(uint64_t *dest, int pe, unsigned cls,
                                                  unsigned op, uint64_t value)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
     void *target = ushmemi_dev_mapped(s, dest, pe, cls);
 
     if (target != NULL) {
@@ -665,7 +696,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_signal_release(uint64_t *dest, int pe, unsigne
         return;
     }
     ushmemi_dev_fence();
-    ushmemi_dev_amo(dest, pe, cls, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
+    ushmemi_dev_amo_proxy(s, dest, pe, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
 }
 
 /* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
@@ -766,7 +797,7 @@ USHMEM_DEVICE_AMO_BIT_TYPES(USHMEMI_DEV_AMO_BIT)
 /* Completes every put, get and atomic of the calling thread. */
 USHMEM_DEVICE_FN void ushmem_quiet(void)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
 
     ushmemi_dev_fence();
     if (s->ring != NULL) {
@@ -807,7 +838,7 @@ USHMEM_DEVICE_FN void ushmemx_quiet_block(void)
  * proxied requests done, so fence is a quiet there. */
 USHMEM_DEVICE_FN void ushmem_fence(void)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
 
     ushmemi_dev_fence();
     if (s->ring == NULL)
@@ -856,7 +887,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
                                              uint64_t *sig_addr, uint64_t signal, int sig_op,
                                              int pe, ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
     unsigned rank = ushmemi_dev_call_rank(scope);
     unsigned op = sig_op == USHMEM_SIGNAL_ADD ? USHMEM_RING_AMO_ADD : USHMEM_RING_AMO_SET;
     void *mapped;
@@ -1031,6 +1062,28 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 #define USHMEMI_DEV_FLAT_BARRIER_PES 16
 #endif
 
+/* One signal of the device barrier: ushmemi_dev_signal_release (`release`)
+ * or ushmemi_dev_signal_after_fence, with the barrier's state. */
+USHMEM_DEVICE_FN void ushmemi_dev_barrier_signal(const struct ushmem_device_state *s,
+                                                 uint64_t *flag, int to, unsigned op,
+                                                 uint64_t value, int release)
+{
+    void *target = ushmemi_dev_mapped(s, flag, to, USHMEM_DEVICE_CLASS_SYNC);
+
+    if (target != NULL && release) {
+        ushmemi_dev_post_release64((uint64_t *)target, op, value);
+    } else if (target != NULL) {
+        if (s->ring == NULL)
+            ushmemi_dev_post_after_fence64((uint64_t *)target, op, value);
+        else
+            ushmemi_dev_post64((uint64_t *)target, op, value);
+    } else {
+        if (release)
+            ushmemi_dev_fence();
+        ushmemi_dev_amo_proxy(s, flag, to, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
+    }
+}
+
 /* The device barrier, over the device flags in every PE's reserved heap
  * area and an epoch (this PE's count of device barriers). Up to
  * USHMEMI_DEV_FLAT_BARRIER_PES PEs, one round: this PE sets its flag (flag
@@ -1046,7 +1099,7 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
  * or only orders them (sync_all). */
 USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
     uint64_t *epoch_p = (uint64_t *)(uintptr_t)(s->heap_base + s->device_epoch_offset);
     /* The next caller may be a thread of another block, on another SM with
      * its own cache, but the program orders the calls (one thread at a time
@@ -1070,8 +1123,8 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
         /* Every signal carries nothing learnt since the fence or quiet
          * above, so after one it is a relaxed store. */
         for (int dist = 1; dist < s->n_pes; dist++)
-            ushmemi_dev_signal_after_fence(&flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
-                                           USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch);
+            ushmemi_dev_barrier_signal(s, &flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
+                                       USHMEM_RING_AMO_SET, epoch, 0);
         for (int pe = 0; pe < s->n_pes; pe++)
             while (pe != s->my_pe && ushmemi_dev_load64(&flags[pe]) < epoch)
                 ushmem_ring_backoff(&spins);
@@ -1079,17 +1132,12 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
     for (int64_t dist = 1; s->n_pes > USHMEMI_DEV_FLAT_BARRIER_PES && dist < s->n_pes &&
                            k < s->device_flags_count;
          dist *= 2, k++) {
-        int to = (int)((s->my_pe + dist) % s->n_pes);
         unsigned spins = 0;
 
         /* The first signal follows the fence or quiet above; a later one
          * must carry what this PE learnt in the rounds before (release). */
-        if (k == 0)
-            ushmemi_dev_signal_after_fence(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC,
-                                           USHMEM_RING_AMO_ADD, 1);
-        else
-            ushmemi_dev_signal_release(&flags[k], to, USHMEM_DEVICE_CLASS_SYNC,
-                                       USHMEM_RING_AMO_ADD, 1);
+        ushmemi_dev_barrier_signal(s, &flags[k], (int)((s->my_pe + dist) % s->n_pes),
+                                   USHMEM_RING_AMO_ADD, 1, k > 0);
         while (ushmemi_dev_load64(&flags[k]) < epoch)
             ushmem_ring_backoff(&spins);
     }
@@ -1146,12 +1194,12 @@ USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_alltoall(void *dest, const void *src, size_t nbytes,
                                            ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
 
     for (int i = 0; i < s->n_pes; i++) {
         int pe = (s->my_pe + 1 + i) % s->n_pes;
-        ushmemi_dev_put((char *)dest + (size_t)s->my_pe * nbytes,
-                        (const char *)src + (size_t)pe * nbytes, nbytes, pe, 1, scope);
+        ushmemi_dev_put_on(s, (char *)dest + (size_t)s->my_pe * nbytes,
+                           (const char *)src + (size_t)pe * nbytes, nbytes, pe, 1, scope);
     }
     ushmemi_dev_group_barrier(scope, 1);
 }
@@ -1161,11 +1209,11 @@ USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_broadcast(void *dest, const void *src, size_t nbytes, int root,
                                             ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
 
     if (s->my_pe == root) {
         for (int i = 0; i < s->n_pes; i++)
-            ushmemi_dev_put(dest, src, nbytes, (root + 1 + i) % s->n_pes, 1, scope);
+            ushmemi_dev_put_on(s, dest, src, nbytes, (root + 1 + i) % s->n_pes, 1, scope);
     }
     ushmemi_dev_group_barrier(scope, 1);
 }
@@ -1175,11 +1223,11 @@ USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_fcollect(void *dest, const void *src, size_t nbytes,
                                            ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
 
     for (int i = 0; i < s->n_pes; i++)
-        ushmemi_dev_put((char *)dest + (size_t)s->my_pe * nbytes, src, nbytes,
-                        (s->my_pe + 1 + i) % s->n_pes, 1, scope);
+        ushmemi_dev_put_on(s, (char *)dest + (size_t)s->my_pe * nbytes, src, nbytes,
+                           (s->my_pe + 1 + i) % s->n_pes, 1, scope);
     ushmemi_dev_group_barrier(scope, 1);
 }
 

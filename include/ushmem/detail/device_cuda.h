@@ -41,6 +41,26 @@ USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
     return NULL; /* the device API is for device code */
 #endif
 }
+/* The same state, read afresh at each call: the address goes through an
+ * empty volatile asm, so the compiler neither merges the loads of two calls
+ * nor lifts them out of a loop. Each call's fields are then a constant-cache
+ * load (tens of nanoseconds) instead of operands, but none of them is held
+ * in a register across the caller's kernel: with the plain address
+ * everywhere, a kernel calling three thread-scope collectives in a loop
+ * loaded 15 of the state's fields once at its start and kept them, 230
+ * registers in all (nvshmem-registers-loops, seq_t). device.h says which
+ * calls take this form. */
+#define USHMEMI_DEV_HAS_STATE_FRESH 1
+USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state_fresh(void)
+{
+#if defined(__CUDA_ARCH__)
+    unsigned zero;
+    asm volatile("mov.u32 %0, 0;" : "=r"(zero));
+    return (const struct ushmem_device_state *)((const char *)&ushmemi_cuda_state + zero);
+#else
+    return NULL;
+#endif
+}
 USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem_ring_producer *scratch)
 {
     return scratch;

@@ -798,20 +798,23 @@ struct ushmemi_nv_maxloc {
  * threads has. */
 template <typename T> USHMEMI_NV_DEV T ushmemi_nv_read_far(const T *src, size_t i, int pe)
 {
-    /* Each 8-byte word the element touches, as an atomic fetch (the road of
-     * fetching atomics: the value travels back in the ring), the element's
-     * bytes cut out of them: a get into a thread's own memory inlines far
-     * more code, and every register it takes counts in the kernel's
+    /* The 8-byte words the element lies in (one, or two for a 16-byte
+     * element: every type is aligned to its size), each as an atomic fetch
+     * through the proxy (the value travels back in the ring),
+     * the element's bytes shifted out of them (little-endian). A get into
+     * a thread's own memory, or the bytes copied through an array, inlines
+     * far more code, and every register it takes counts in the kernel's
      * budget whether or not this road is ever taken. */
-    uintptr_t at = (uintptr_t)(src + i), first = at & ~(uintptr_t)7;
-    unsigned char bytes[16 + 8];
+    const uintptr_t at = (uintptr_t)(src + i), first = at & ~(uintptr_t)7;
+    uint64_t words[2] = {0, 0};
     T v;
-    for (uintptr_t w = first; w < at + sizeof(T); w += 8) {
-        uint64_t word = ushmemi_dev_amo((void *)w, pe, USHMEM_DEVICE_CLASS_RMA,
-                                        USHMEM_RING_AMO_FETCH, USHMEM_RING_AMO_UINT64, 8, 0, 0, 1);
-        memcpy(bytes + (w - first), &word, 8);
-    }
-    memcpy(&v, bytes + (at - first), sizeof(T));
+
+    for (unsigned w = 0; w < (sizeof(T) + 7) / 8; w++)
+        words[w] = ushmemi_dev_amo_proxy(ushmemi_dev_state_fresh(), (void *)(first + 8 * w), pe,
+                                         USHMEM_RING_AMO_FETCH, USHMEM_RING_AMO_UINT64, 8, 0, 0,
+                                         1);
+    words[0] >>= sizeof(T) < 8 ? 8 * (at - first) : 0;
+    memcpy(&v, words, sizeof(T));
     return v;
 }
 
@@ -924,11 +927,14 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
         mapped = ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA) != NULL;
     ushmemi_nv_group_barrier(scope);
     if (mapped && !overlap) {
-        /* L loads in flight a thread: as many as fit 64 registers (a
-         * 16-bit float takes the registers of a 32-bit one, and more code),
-         * in a kernel that calls the reduction in a loop
-         * (nvshmem-registers-loops); at thread scope, whose barrier is
-         * more inlined code, at most 4. */
+        /* The rounds, like the test of the paths above, take the plain
+         * state: its fields are operands of the address arithmetic, not
+         * loads of their own in every round (the barriers and the gets
+         * read it afresh, ushmemi_dev_state_fresh). L loads in flight a
+         * thread: as many as fit 64 registers (a 16-bit float takes the
+         * registers of a 32-bit one, and more code) in a kernel that
+         * calls reductions in a loop (nvshmem-registers-loops); at thread
+         * scope, whose barrier is more inlined code, at most 4. */
         const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
         constexpr int L = sizeof(T) >= 16 ? 2 : sizeof(T) == 4 ? 8 : 4, G = L < 4 ? L : 4;
         if (scope == USHMEMI_DEV_THREAD)
@@ -939,7 +945,7 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
         else
             ushmemi_nv_reduce_rounds<OP, T, G, L / G>(s, rank, size, dest, own, nreduce);
     } else {
-        ushmemi_nv_reduce_any<OP, T>(s, scope, dest, own, nreduce, overlap);
+        ushmemi_nv_reduce_any<OP, T>(ushmemi_dev_state_fresh(), scope, dest, own, nreduce, overlap);
     }
     ushmemi_nv_group_barrier(scope);
     return 0;

@@ -5,7 +5,8 @@
  * thread puts and gets in loops; p and g of 8- to 64-bit and 16-bit
  * floating types; atomics from every thread; signals and waits; the device
  * barrier, alltoall, broadcast, fcollect, reductions (int, double, half)
- * and reduce-scatter inside a collective launch; a collective launch too
+ * and reduce-scatter inside a collective launch, at every scope and odd
+ * lengths; a collective launch too
  * large to be resident, refused; stream-ordered puts, barriers and
  * reductions. Every PE checks every value; exit 77 without a GPU. */
 #include <nvshmem.h>
@@ -124,6 +125,25 @@ COLL_KERNEL(coll_dsum, 32,
 COLL_KERNEL(coll_bcast, 32,
             nvshmemx_int_broadcast_warp(NVSHMEM_TEAM_WORLD, a.ib + n * (npes_ + 2), a.ia, n,
                                         npes_ - 1))
+
+/* A long sum and an int reduce-scatter at the scope given (0 thread, 1 warp,
+ * 2 block), by the threads of block 0 that call; lengths that are not a
+ * multiple of what the device loads in a round. */
+__global__ void odd_reduce(long *dl, const long *sl, int *di, const int *si, int n, int scope)
+{
+    if (blockIdx.x != 0)
+        return;
+    if (scope == 0 && threadIdx.x == 0) {
+        nvshmem_long_sum_reduce(NVSHMEM_TEAM_WORLD, dl, sl, n);
+        nvshmem_int_sum_reducescatter(NVSHMEM_TEAM_WORLD, di, si, n);
+    } else if (scope == 1 && threadIdx.x < 32) {
+        nvshmemx_long_sum_reduce_warp(NVSHMEM_TEAM_WORLD, dl, sl, n);
+        nvshmemx_int_sum_reducescatter_warp(NVSHMEM_TEAM_WORLD, di, si, n);
+    } else if (scope == 2) {
+        nvshmemx_long_sum_reduce_block(NVSHMEM_TEAM_WORLD, dl, sl, n);
+        nvshmemx_int_sum_reducescatter_block(NVSHMEM_TEAM_WORLD, di, si, n);
+    }
+}
 
 /* One block meets the other PEs, the grid waits for it. */
 __global__ void barrier_loop(int rounds)
@@ -316,6 +336,48 @@ int main(void)
         CHECK(ibh[i] == rs, "reducescatter in place [%d] = %d, want %d", i, ibh[i], rs);
     }
 
+    /* Reductions of odd lengths at every scope, behind each other on s. */
+    const int odd[] = {1, 37, 1001};
+    const int nmax = 1001;
+    long *sl = (long *)nvshmem_malloc(nmax * sizeof(long));
+    long *dl = (long *)nvshmem_malloc(nmax * sizeof(long));
+    int *si = (int *)nvshmem_malloc(nmax * npes * sizeof(int));
+    int *di = (int *)nvshmem_malloc(nmax * sizeof(int));
+    CHECK(sl && dl && si && di, "nvshmem_malloc for the odd reductions");
+    std::vector<long> slh(nmax), dlh(nmax);
+    std::vector<int> sih(nmax * npes), dih(nmax);
+    for (int i = 0; i < nmax; i++)
+        slh[i] = (long)me * 100003 + i;
+    for (int i = 0; i < nmax * npes; i++)
+        sih[i] = me * 7 + i;
+    CUDA_CHECK(cudaMemcpy(sl, slh.data(), nmax * sizeof(long), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(si, sih.data(), sih.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    for (int scope = 0; scope < 3; scope++)
+        for (int k = 0; k < 3; k++) {
+            int len = odd[k];
+            void *oargs[] = {&dl, &sl, &di, &si, &len, &scope};
+            rc = nvshmemx_collective_launch((const void *)odd_reduce, 2, 1024, oargs, 0, s);
+            CHECK(rc == NVSHMEMX_SUCCESS, "collective launch of odd_reduce: %d", rc);
+            CUDA_CHECK(cudaStreamSynchronize(s));
+            CUDA_CHECK(cudaMemcpy(dlh.data(), dl, len * sizeof(long), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(dih.data(), di, len * sizeof(int), cudaMemcpyDeviceToHost));
+            for (int i = 0; i < len; i++) {
+                long want = 0;
+                int rs = 0;
+                for (int pe = 0; pe < npes; pe++) {
+                    want += (long)pe * 100003 + i;
+                    rs += pe * 7 + me * len + i;
+                }
+                CHECK(dlh[i] == want, "long sum_reduce (scope %d, %d elements) [%d] = %ld, want %ld",
+                      scope, len, i, dlh[i], want);
+                CHECK(dih[i] == rs, "int sum_reducescatter (scope %d, %d elements) [%d] = %d, "
+                      "want %d", scope, len, i, dih[i], rs);
+            }
+            nvshmem_barrier_all(); /* dl and di are written again next */
+        }
+
     /* A barrier in a grid that fits, then one that cannot be resident:
      * refused before it launches, never a hang. */
     int br = 10;
@@ -341,9 +403,14 @@ int main(void)
     CUDA_CHECK(cudaMemcpy(host.data(), dst, total * sizeof(double), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < total; i++)
         CHECK(host[i] == left * 1e7 + (double)i, "put on stream: dst[%zu] = %g", i, host[i]);
+    /* ia's first n elements hold the in-place reduce-scatter's result,
+     * S + npes * (me * n + i) on PE me (S the sum of pe * 1000): PE 0's is
+     * the least. */
     CUDA_CHECK(cudaMemcpy(ibh.data(), ib, n * sizeof(int), cudaMemcpyDeviceToHost));
-    for (int i = 0; i < n; i++)
-        CHECK(ibh[i] == i, "min_reduce_on_stream [%d] = %d", i, ibh[i]);
+    for (int i = 0; i < n; i++) {
+        int want = 1000 * npes * (npes - 1) / 2 + npes * i;
+        CHECK(ibh[i] == want, "min_reduce_on_stream [%d] = %d, want %d", i, ibh[i], want);
+    }
 
     nvshmem_barrier_all();
     if (me == 0)

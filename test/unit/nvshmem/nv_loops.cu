@@ -4,8 +4,9 @@
  * registers, so that a block of 1024 threads launches). One kernel per
  * call: reductions and reduce-scatters of 4-, 8- and 16-byte and 16-bit
  * types at thread, warp and block scope; alltoall, broadcast and fcollect
- * at warp and block scope; barriers and syncs, puts and gets, signals,
- * atomics, waits and tests, quiet and fence, and a block mixing several. */
+ * at warp and block scope; three collectives behind each other at each
+ * scope; barriers and syncs, puts and gets, signals, atomics, waits and
+ * tests, quiet and fence, and a block mixing several. */
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -42,6 +43,26 @@ LOOP(double_bcast_w, double, nvshmemx_double_broadcast_warp(W, dest, source, n, 
 LOOP(double_bcast_b, double, nvshmemx_double_broadcast_block(W, dest, source, n, 0))
 LOOP(ll_fcollect_w, long long, nvshmemx_longlong_fcollect_warp(W, dest, source, n))
 LOOP(ll_fcollect_b, long long, nvshmemx_longlong_fcollect_block(W, dest, source, n))
+
+/* Several collectives behind each other in a loop, at each scope: a solver's
+ * sum, scatter and maximum (three thread-scope ones took 229 registers while
+ * the compiler kept the runtime's state in registers across the loop). */
+#define SEQ(NAME, CALLS)                                                                   \
+    __global__ void NAME(long *dl, const long *sl, int *di, const int *si, size_t n,      \
+                         int iters)                                                        \
+    {                                                                                      \
+        for (int i = 0; i < iters; i++) {                                                  \
+            CALLS;                                                                         \
+        }                                                                                  \
+    }
+SEQ(seq_t, nvshmem_long_sum_reduce(W, dl, sl, n); nvshmem_int_sum_reducescatter(W, di, si, n);
+    nvshmem_long_max_reduce(W, dl + n, sl, n))
+SEQ(seq_w, nvshmemx_long_sum_reduce_warp(W, dl, sl, n);
+    nvshmemx_int_sum_reducescatter_warp(W, di, si, n);
+    nvshmemx_long_max_reduce_warp(W, dl + n, sl, n))
+SEQ(seq_b, nvshmemx_long_sum_reduce_block(W, dl, sl, n);
+    nvshmemx_int_sum_reducescatter_block(W, di, si, n);
+    nvshmemx_long_max_reduce_block(W, dl + n, sl, n))
 
 /* Point to point, synchronization and memory ordering. */
 #define PT(NAME, CALL)                                                                     \
