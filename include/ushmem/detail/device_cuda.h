@@ -49,11 +49,15 @@ USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state(void)
  * everywhere, a kernel calling three thread-scope collectives in a loop
  * loaded 15 of the state's fields once at its start and kept them, 230
  * registers in all (nvshmem-registers-loops, seq_t). device.h says which
- * calls take this form. */
+ * calls take this form. -DUSHMEMI_DEV_STATE_PLAIN gives the plain address
+ * here too, to measure what the fresh reads cost (scripts/nvshmem_suite.sh
+ * USHMEM_NVCCFLAGS); with it, nv_loops.cu's seq_w needs 71 registers. */
 #define USHMEMI_DEV_HAS_STATE_FRESH 1
 USHMEM_DEVICE_FN const struct ushmem_device_state *ushmemi_dev_state_fresh(void)
 {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && defined(USHMEMI_DEV_STATE_PLAIN)
+    return &ushmemi_cuda_state;
+#elif defined(__CUDA_ARCH__)
     unsigned zero;
     asm volatile("mov.u32 %0, 0;" : "=r"(zero));
     return (const struct ushmem_device_state *)((const char *)&ushmemi_cuda_state + zero);
