@@ -661,42 +661,35 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
     return ushmemi_dev_amo_proxy(s, dest, pe, op, type, size, value, compare, fetch);
 }
 
-/* A 64-bit set or add (a signal) right after the calling thread's fence,
- * with no proxied request of this PE in between: on the direct road the
- * fence already orders what came before, so the write itself is relaxed. */
-USHMEM_DEVICE_FN void ushmemi_dev_signal_after_fence(uint64_t *dest, int pe, unsigned cls,
-                                                     unsigned op, uint64_t value)
+/* A 64-bit set or add (a signal) of class `cls`, with the state `s`.
+ * `release` set: it must not overtake what the calling thread, or the group
+ * that met before it, wrote on the direct road: where the signal goes
+ * directly too, one release write (release is cumulative, so it covers the
+ * group's writes the meeting showed this thread); through the proxy, a
+ * fence first, which completes those writes before the request leaves.
+ * `release` clear: right after the calling thread's fence, with no proxied
+ * request of this PE in between, so on the direct road with no proxy the
+ * write itself is relaxed (with a proxy, as ushmemi_dev_amo's). One place
+ * for the barrier's signals of both kinds: a copy of the proxy's road for
+ * each took a loop of collectives past 64 registers. */
+USHMEM_DEVICE_FN void ushmemi_dev_signal_on(const struct ushmem_device_state *s, uint64_t *dest,
+                                            int pe, unsigned cls, unsigned op, uint64_t value,
+                                            int release)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
-
     void *target = ushmemi_dev_mapped(s, dest, pe, cls);
 
-    if (target != NULL && s->ring == NULL)
-        ushmemi_dev_post_after_fence64((uint64_t *)target, op, value);
-    else if (target != NULL) /* as ushmemi_dev_amo's */
-        ushmemi_dev_post64((uint64_t *)target, op, value);
-    else
-        ushmemi_dev_amo_proxy(s, dest, pe, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
-}
-
-/* A 64-bit set or add (a signal) that must not overtake what the calling
- * thread, or the group that met before it, wrote on the direct road: where
- * the signal goes directly too, one release write (release is cumulative, so
- * it covers the group's writes the meeting showed this thread); through the
- * proxy, a fence first, which completes those writes before the request
- * leaves. */
-USHMEM_DEVICE_FN void ushmemi_dev_signal_release(uint64_t *dest, int pe, unsigned cls,
-                                                 unsigned op, uint64_t value)
-{
-    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
-    void *target = ushmemi_dev_mapped(s, dest, pe, cls);
-
-    if (target != NULL) {
+    if (target != NULL && release) {
         ushmemi_dev_post_release64((uint64_t *)target, op, value);
-        return;
+    } else if (target != NULL) {
+        if (s->ring == NULL)
+            ushmemi_dev_post_after_fence64((uint64_t *)target, op, value);
+        else
+            ushmemi_dev_post64((uint64_t *)target, op, value);
+    } else {
+        if (release)
+            ushmemi_dev_fence();
+        ushmemi_dev_amo_proxy(s, dest, pe, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
     }
-    ushmemi_dev_fence();
-    ushmemi_dev_amo_proxy(s, dest, pe, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
 }
 
 /* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
@@ -919,7 +912,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
         if (direct) {
             /* The group met after its stores, so the signal's release orders
              * all of them before it. */
-            ushmemi_dev_signal_release(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal);
+            ushmemi_dev_signal_on(s, sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal, 1);
         } else {
             ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64,
                             8, signal, 0, 0);
@@ -1062,28 +1055,6 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 #define USHMEMI_DEV_FLAT_BARRIER_PES 16
 #endif
 
-/* One signal of the device barrier: ushmemi_dev_signal_release (`release`)
- * or ushmemi_dev_signal_after_fence, with the barrier's state. */
-USHMEM_DEVICE_FN void ushmemi_dev_barrier_signal(const struct ushmem_device_state *s,
-                                                 uint64_t *flag, int to, unsigned op,
-                                                 uint64_t value, int release)
-{
-    void *target = ushmemi_dev_mapped(s, flag, to, USHMEM_DEVICE_CLASS_SYNC);
-
-    if (target != NULL && release) {
-        ushmemi_dev_post_release64((uint64_t *)target, op, value);
-    } else if (target != NULL) {
-        if (s->ring == NULL)
-            ushmemi_dev_post_after_fence64((uint64_t *)target, op, value);
-        else
-            ushmemi_dev_post64((uint64_t *)target, op, value);
-    } else {
-        if (release)
-            ushmemi_dev_fence();
-        ushmemi_dev_amo_proxy(s, flag, to, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
-    }
-}
-
 /* The device barrier, over the device flags in every PE's reserved heap
  * area and an epoch (this PE's count of device barriers). Up to
  * USHMEMI_DEV_FLAT_BARRIER_PES PEs, one round: this PE sets its flag (flag
@@ -1123,8 +1094,8 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
         /* Every signal carries nothing learnt since the fence or quiet
          * above, so after one it is a relaxed store. */
         for (int dist = 1; dist < s->n_pes; dist++)
-            ushmemi_dev_barrier_signal(s, &flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
-                                       USHMEM_RING_AMO_SET, epoch, 0);
+            ushmemi_dev_signal_on(s, &flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
+                                  USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch, 0);
         for (int pe = 0; pe < s->n_pes; pe++)
             while (pe != s->my_pe && ushmemi_dev_load64(&flags[pe]) < epoch)
                 ushmem_ring_backoff(&spins);
@@ -1136,8 +1107,8 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 
         /* The first signal follows the fence or quiet above; a later one
          * must carry what this PE learnt in the rounds before (release). */
-        ushmemi_dev_barrier_signal(s, &flags[k], (int)((s->my_pe + dist) % s->n_pes),
-                                   USHMEM_RING_AMO_ADD, 1, k > 0);
+        ushmemi_dev_signal_on(s, &flags[k], (int)((s->my_pe + dist) % s->n_pes),
+                              USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD, 1, k > 0);
         while (ushmemi_dev_load64(&flags[k]) < epoch)
             ushmem_ring_backoff(&spins);
     }
