@@ -26,7 +26,11 @@
  * The counts of the rounds are the host's (values and expect) or, for a
  * graph's replays, words of device memory that the kernel reads and, at
  * its end, advances by two (as ushmemi_exchange_counted in cuda_graph.c
- * advances its own by one). */
+ * advances its own by one).
+ *
+ * A small stream reduction (`reduce`) is the same kernel with the
+ * reduction's loop from cuda_sum.c in place of step 2: one such kernel per
+ * element kind in the reduction module, run as one block. */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,13 +48,21 @@
 /* Completion counts of the calls in flight, one per call (a call's blocks
  * count themselves in its slot, the last resets it), taken in turn: a slot
  * is used again COLL_SLOTS calls later, long after its call ended. */
-#define COLL_SLOTS 1024
+#define COLL_SLOTS USHMEMI_CUDA_COLL_SLOTS
 #define COLL_SLOTS_STR "1024"
+_Static_assert(COLL_SLOTS == 1024, "COLL_SLOTS_STR is COLL_SLOTS");
 
-#define COLL_PTX(NAME, FIRST)                                                          \
+/* The kernel in three parts: COLL_HEAD (after the entry line and its
+ * brace: the registers and the first round, the block met), the copies
+ * (COLL_COPY), COLL_TAIL (the block met again, the count of blocks in
+ * NAME_counts, the second round, the closing brace). The stream
+ * reductions' one-kernel form (cuda_sum.c) takes the head and the tail
+ * around its own loop, from ushmemi_cuda_coll_frame. */
+#define COLL_ENTRY(NAME, BYTES)                                                        \
     ".global .align 4 .u32 " NAME "_counts[" COLL_SLOTS_STR "];\n"                     \
-    ".visible .entry " NAME "(.param .align 8 .b8 p_x[816])\n"                         \
-    "{\n"                                                                              \
+    ".visible .entry " NAME "(.param .align 8 .b8 p_x[" BYTES "])\n"                   \
+    "{\n"
+#define COLL_HEAD(FIRST)                                                               \
     "    .reg .pred %p<10>;\n"                                                         \
     "    .reg .b32 %r<30>;\n"                                                          \
     "    .reg .b64 %rd<32>;\n"                                                         \
@@ -91,7 +103,8 @@
     "    setp.lt.u64 %p4, %rd14, %rd13;\n"                                             \
     "    @%p4 bra K_SPIN1;\n"                                                          \
     "K_ARRIVED:\n"                                                                     \
-    "    bar.sync 0;\n"                                                                \
+    "    bar.sync 0;\n"
+#define COLL_COPY                                                                      \
     "    mad.lo.u32 %r6, %r26, %r2, %r1;\n"                                            \
     "    mul.lo.u32 %r7, %r27, %r2;\n"                                                 \
     "    mov.u32 %r8, 0;\n"                                                            \
@@ -157,7 +170,8 @@
     "    bra K_BYTE;\n"                                                                \
     "K_NEXT:\n"                                                                        \
     "    add.u32 %r8, %r8, 1;\n"                                                       \
-    "    bra K_SEGMENT;\n"                                                             \
+    "    bra K_SEGMENT;\n"
+#define COLL_TAIL(NAME)                                                                \
     "K_COPIED:\n"                                                                      \
     "    bar.sync 0;\n"                                                                \
     "    setp.eq.u32 %p8, %r27, 1;\n"                                                  \
@@ -197,6 +211,9 @@
     "    ret;\n"                                                                       \
     "}\n"
 
+#define COLL_PTX(NAME, FIRST) \
+    COLL_ENTRY(NAME, "816") COLL_HEAD(FIRST) COLL_COPY COLL_TAIL(NAME)
+
 static const char coll_ptx[] =
     ".version 7.0\n"
     ".target sm_70\n"
@@ -213,6 +230,14 @@ static const char coll_pdl_ptx[] =
                                   "    griddepcontrol.launch_dependents;\n"
                                   "    griddepcontrol.wait;\n");
 #undef COLL_PTX
+
+static const char coll_reduce_head[] = COLL_HEAD("");
+static const char coll_reduce_tail[] = COLL_TAIL(USHMEMI_CUDA_REDUCE_COLL);
+
+const char *ushmemi_cuda_coll_frame(bool tail)
+{
+    return tail ? coll_reduce_tail : coll_reduce_head;
+}
 
 /* The kernel's parameter, at the offsets its PTX reads. values and expect
  * hold the numbers before the call's (its rounds send and expect one and
@@ -235,6 +260,12 @@ _Static_assert(USHMEMI_STREAM_BATCH == 16 && sizeof(struct coll_param) == 816 &&
                    offsetof(struct coll_param, dst) == 544 &&
                    offsetof(struct coll_param, src) == 680,
                "ushmemi_coll_small's PTX reads its parameter at these offsets");
+_Static_assert(offsetof(struct coll_param, ncopy) == USHMEMI_CUDA_COLL_AT_NSRC &&
+                   offsetof(struct coll_param, len) == USHMEMI_CUDA_COLL_AT_COUNT &&
+                   offsetof(struct coll_param, reserved) == USHMEMI_CUDA_COLL_AT_OP &&
+                   offsetof(struct coll_param, dst) == USHMEMI_CUDA_COLL_AT_DST &&
+                   offsetof(struct coll_param, src) == USHMEMI_CUDA_COLL_AT_SRC,
+               "the reductions' loop (cuda_sum.c) reads its arguments at these offsets");
 
 const char *ushmemi_cuda_coll_ptx(bool pdl)
 {
@@ -295,7 +326,26 @@ ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *strea
                       USHMEMI_STREAM_BATCH, USHMEMI_STREAM_BATCH + 1);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    if (dev->coll_fn == NULL)
+    CUfunction fn = dev->coll_fn, pdl_fn = dev->coll_pdl_fn;
+    unsigned code = 0, threads = COLL_THREADS;
+    size_t len = c->len, want = ((size_t)c->ncopy * c->len + COLL_BLOCK_BYTES - 1) /
+                               COLL_BLOCK_BYTES;
+    if (c->reduce) {
+        if (c->ncopy < 1 || c->ncopy > USHMEMI_STREAM_REDUCE_SOURCES) {
+            ushmemi_error("cuda backend: a stream reduction of %d sources as one kernel refused "
+                          "(1 to %d)", c->ncopy, USHMEMI_STREAM_REDUCE_SOURCES);
+            return USHMEM_ERR_INVALID_PARAM;
+        }
+        /* One block, whose loop strides over what its threads do not
+         * hold: with more blocks, each one's count at the end (a system
+         * fence and an atomic) cost more than their loads saved (two
+         * H200s, in a CUDA graph: 6.5 us at 8 KiB of int against 4.8 at
+         * 4 KiB, one block; the caller keeps to small arrays). */
+        fn = ushmemi_cuda_reduce_coll_fn(dev, c->op, c->kind, c->len, &code, &len, &threads);
+        pdl_fn = NULL;
+        want = 1;
+    }
+    if (fn == NULL)
         return USHMEM_ERR_UNSUPPORTED;
     ushmem_status_t status = ushmemi_cuda_current(dev, "small stream collective");
     if (status != USHMEM_OK)
@@ -305,10 +355,9 @@ ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *strea
     x.n = (uint32_t)c->n;
     x.counted = c->counted;
     x.ncopy = (uint32_t)c->ncopy;
-    x.len = c->len;
+    x.len = len;
+    x.reserved = code; /* the reduction's op (loop_ptx in cuda_sum.c) */
     x.slot = atomic_fetch_add(&dev->coll_next_slot, 1) % COLL_SLOTS;
-    size_t bytes = (size_t)c->ncopy * c->len;
-    size_t want = (bytes + COLL_BLOCK_BYTES - 1) / COLL_BLOCK_BYTES;
     unsigned blocks = want < 1 ? 1 : want > COLL_MAX_BLOCKS ? COLL_MAX_BLOCKS : (unsigned)want;
     for (int i = 0; i < c->n; i++) {
         x.addrs[i] = (uint64_t)(uintptr_t)c->addrs[i];
@@ -317,19 +366,21 @@ ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *strea
         x.expect[i] = c->counted ? (uint64_t)(uintptr_t)c->expect_counts[i] : c->expect[i];
     }
     for (int i = 0; i < c->ncopy; i++) {
-        x.dst[i] = (uint64_t)(uintptr_t)c->dst[i];
+        x.dst[i] = (uint64_t)(uintptr_t)c->dst[c->reduce ? 0 : i];
         x.src[i] = (uint64_t)(uintptr_t)c->src[i];
     }
+    /* The reduction's sources past ncopy are never loaded (predicated). */
+    for (int i = c->ncopy; c->reduce && i < USHMEMI_STREAM_REDUCE_SOURCES; i++)
+        x.src[i] = x.src[0];
     void *params[] = {&x};
     CUresult r;
     /* Never into a graph (a driver before CUDA 12.3 cannot capture the
      * programmatic dependency); the caller counts on the device there. */
-    if (dev->coll_pdl_fn != NULL && !c->counted) {
-        r = ushmemi_cuda_launch_programmatic(dev->coll_pdl_fn, blocks, COLL_THREADS, stream,
-                                             params);
+    if (pdl_fn != NULL && !c->counted) {
+        r = ushmemi_cuda_launch_programmatic(pdl_fn, blocks, threads, stream, params);
     } else {
-        r = ushmemi_cu.cuLaunchKernel(dev->coll_fn, blocks, 1, 1, COLL_THREADS, 1, 1, 0,
-                                      (CUstream)stream, params, NULL);
+        r = ushmemi_cu.cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, (CUstream)stream,
+                                      params, NULL);
     }
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail("cuLaunchKernel", r, "small stream collective on stream %p, "

@@ -74,6 +74,7 @@
     X(cuMemcpyHtoD)                                                                    \
     X(cuModuleUnload)                                                                  \
     X(cuLaunchKernel)                                                                  \
+    X(cuFuncGetAttribute)                                                              \
     X(cuStreamIsCapturing)                                                             \
     X(cuMemAllocAsync)                                                                 \
     X(cuMemFreeAsync)
@@ -198,6 +199,10 @@ struct ushmemi_device {
      * that has its own (NULL for the others). */
     CUmodule reduce_module;
     CUfunction reduce_fn[USHMEMI_REDUCE_KINDS];
+    /* Their one-kernel stream collective form, and the threads of its one
+     * block (the most the kernel takes, up to 1024). */
+    CUfunction reduce_coll_fn[USHMEMI_REDUCE_KINDS];
+    unsigned reduce_coll_threads[USHMEMI_REDUCE_KINDS];
     unsigned reduce_max_blocks;
     /* Captured stream barriers' round (cuda_graph.c), loaded at open. */
     CUmodule graph_module;
@@ -347,6 +352,30 @@ CUresult ushmemi_cuda_launch_programmatic(CUfunction fn, unsigned blocks, unsign
 ushmem_status_t ushmemi_cuda_coll_load(struct ushmemi_device *dev);
 /* Its PTX, as the driver gets it (for test/unit/cuda/ptx_coll.c). */
 const char *ushmemi_cuda_coll_ptx(bool pdl);
+/* Its head (the registers and the first round, after the entry line and its
+ * opening brace) or its tail (the second round and the closing brace), for
+ * kernels that put their own work between the rounds: the stream
+ * reductions' one-kernel form, USHMEMI_CUDA_REDUCE_COLL_<kind> in the
+ * reduction module (cuda_sum.c), whose tail counts the blocks in
+ * USHMEMI_CUDA_REDUCE_COLL_counts[USHMEMI_CUDA_COLL_SLOTS] there. */
+const char *ushmemi_cuda_coll_frame(bool tail);
+#define USHMEMI_CUDA_REDUCE_COLL "ushmemi_reduce_coll"
+#define USHMEMI_CUDA_COLL_SLOTS 1024
+/* Where that kernel's loop finds its arguments in the parameter block
+ * (cuda_coll.c's struct coll_param): the sources' count (ncopy), the
+ * elements (len), the op (the word after), dst[0] and src[]. */
+#define USHMEMI_CUDA_COLL_AT_NSRC 8
+#define USHMEMI_CUDA_COLL_AT_COUNT 16
+#define USHMEMI_CUDA_COLL_AT_OP 24
+#define USHMEMI_CUDA_COLL_AT_DST 544
+#define USHMEMI_CUDA_COLL_AT_SRC 680
+/* That kernel for op on count elements of kind, with the op number it is
+ * given (*code_p), its element count (*count_p) and the threads of its
+ * block (*threads_p); NULL for a pair ushmemi_reduce_takes refuses
+ * (cuda_sum.c). */
+CUfunction ushmemi_cuda_reduce_coll_fn(struct ushmemi_device *dev, enum ushmemi_reduce_op op,
+                                       enum ushmemi_reduce_kind kind, size_t count,
+                                       unsigned *code_p, size_t *count_p, unsigned *threads_p);
 void ushmemi_cuda_coll_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *stream,
                                          const struct ushmemi_stream_coll *c);

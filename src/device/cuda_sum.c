@@ -155,25 +155,25 @@ static void combine(FILE *f, int op, const struct kind_ptx *k, int s)
     }
 }
 
-/* ushmemi_reduce_<kind>(dst, s0..s7, nsrc, count, op): a grid-stride loop
- * over the elements in which each thread loads its element of every source
- * first (predicated on nsrc, so the loads are in flight together) and then
- * combines them in source order with op, one branch taken alike by every
- * thread. A kernel per kind with the op as an argument, rather than one per
- * pair, keeps the module (and the JIT time that every PE pays when its
- * device opens) at a third of the size. */
-static void kernel_ptx(FILE *f, enum ushmemi_reduce_kind kind)
+/* The loop of ushmemi_reduce_<kind>(dst, s0..s7, nsrc, count, op): a
+ * grid-stride loop over the elements in which each thread loads its element
+ * of every source first (predicated on nsrc, so the loads are in flight
+ * together) and then combines them in source order with op, one branch
+ * taken alike by every thread. A kernel per kind with the op as an
+ * argument, rather than one per pair, keeps the module (and the JIT time
+ * that every PE pays when its device opens) at a third of the size. With
+ * `in_coll` the loop is a block of its own inside the one-kernel stream
+ * collective (cuda_coll.c), which passes the arguments in its parameter
+ * p_x (struct coll_param: dst[0], src[], ncopy the sources, len the
+ * elements, the op in the word after), and the loop's end falls through
+ * to the collective's second round. */
+static void loop_ptx(FILE *f, enum ushmemi_reduce_kind kind, bool in_coll)
 {
     const struct kind_ptx *k = &kinds[kind];
     const int n = USHMEMI_STREAM_REDUCE_SOURCES;
     unsigned half = (1u << k->shift) / 2; /* where a complex element's imaginary part is */
 
-    fprintf(f, ".visible .entry ushmemi_reduce_%s(.param .u64 p_dst",
-            ushmemi_reduce_kind_name(kind));
-    for (int s = 0; s < n; s++)
-        fprintf(f, ", .param .u64 p_s%d", s);
     fprintf(f,
-            ", .param .u32 p_nsrc, .param .u64 p_count, .param .u32 p_op)\n{\n"
             "    .reg .pred %%p<%d>;\n    .reg .pred %%q;\n    .reg .pred %%o<%d>;\n"
             "    .reg .b32 %%r<6>;\n    .reg .b64 %%rd<%d>;\n    .reg .%s %%v<%d>;\n",
             n, KERNEL_OPS, 2 * n + 6, k->reg, n);
@@ -182,14 +182,29 @@ static void kernel_ptx(FILE *f, enum ushmemi_reduce_kind kind)
     /* %rd0 dst, %rd1.. the sources, then the count, the element index, its
      * step, its byte offset, and an address per source and the dst's. */
     int count = n + 1, idx = n + 2, step = n + 3, off = n + 4, addr = n + 5;
-    fprintf(f, "    ld.param.u64 %%rd0, [p_dst];\n    cvta.to.global.u64 %%rd0, %%rd0;\n");
-    for (int s = 0; s < n; s++)
-        fprintf(f, "    ld.param.u64 %%rd%d, [p_s%d];\n    cvta.to.global.u64 %%rd%d, %%rd%d;\n",
-                s + 1, s, s + 1, s + 1);
-    fprintf(f,
-            "    ld.param.u32 %%r0, [p_nsrc];\n    ld.param.u64 %%rd%d, [p_count];\n"
-            "    ld.param.u32 %%r5, [p_op];\n",
-            count);
+    if (in_coll) {
+        fprintf(f, "    ld.param.u64 %%rd0, [p_x+%d];\n    cvta.to.global.u64 %%rd0, %%rd0;\n",
+                USHMEMI_CUDA_COLL_AT_DST);
+        for (int s = 0; s < n; s++)
+            fprintf(f,
+                    "    ld.param.u64 %%rd%d, [p_x+%d];\n    cvta.to.global.u64 %%rd%d, %%rd%d;\n",
+                    s + 1, USHMEMI_CUDA_COLL_AT_SRC + 8 * s, s + 1, s + 1);
+        fprintf(f,
+                "    ld.param.u32 %%r0, [p_x+%d];\n    ld.param.u64 %%rd%d, [p_x+%d];\n"
+                "    ld.param.u32 %%r5, [p_x+%d];\n",
+                USHMEMI_CUDA_COLL_AT_NSRC, count, USHMEMI_CUDA_COLL_AT_COUNT,
+                USHMEMI_CUDA_COLL_AT_OP);
+    } else {
+        fprintf(f, "    ld.param.u64 %%rd0, [p_dst];\n    cvta.to.global.u64 %%rd0, %%rd0;\n");
+        for (int s = 0; s < n; s++)
+            fprintf(f,
+                    "    ld.param.u64 %%rd%d, [p_s%d];\n    cvta.to.global.u64 %%rd%d, %%rd%d;\n",
+                    s + 1, s, s + 1, s + 1);
+        fprintf(f,
+                "    ld.param.u32 %%r0, [p_nsrc];\n    ld.param.u64 %%rd%d, [p_count];\n"
+                "    ld.param.u32 %%r5, [p_op];\n",
+                count);
+    }
     for (int s = 1; s < n; s++)
         fprintf(f, "    setp.gt.u32 %%p%d, %%r0, %d;\n", s, s);
     int last = -1; /* the kernel's last op, whose combining the others jump past */
@@ -240,9 +255,33 @@ static void kernel_ptx(FILE *f, enum ushmemi_reduce_kind kind)
     fprintf(f,
             "    add.u64 %%rd%d, %%rd%d, %%rd%d;\n"
             "    bra.uni LOOP;\n"
-            "DONE:\n"
-            "    ret;\n}\n",
+            "DONE:\n",
             idx, idx, step);
+}
+
+static void kernel_ptx(FILE *f, enum ushmemi_reduce_kind kind)
+{
+    fprintf(f, ".visible .entry ushmemi_reduce_%s(.param .u64 p_dst",
+            ushmemi_reduce_kind_name(kind));
+    for (int s = 0; s < USHMEMI_STREAM_REDUCE_SOURCES; s++)
+        fprintf(f, ", .param .u64 p_s%d", s);
+    fprintf(f, ", .param .u32 p_nsrc, .param .u64 p_count, .param .u32 p_op)\n{\n");
+    loop_ptx(f, kind, false);
+    fprintf(f, "    ret;\n}\n");
+}
+
+/* USHMEMI_CUDA_REDUCE_COLL_<kind>: the stream collective's head (its first
+ * round), the loop as a block of its own (its registers apart from the
+ * frame's, its braces indented), the tail (the second round). */
+static void coll_kernel_ptx(FILE *f, enum ushmemi_reduce_kind kind)
+{
+    fprintf(f, ".visible .entry " USHMEMI_CUDA_REDUCE_COLL "_%s(.param .align 8 .b8 p_x[816])\n{\n",
+            ushmemi_reduce_kind_name(kind));
+    fputs(ushmemi_cuda_coll_frame(false), f);
+    fputs("    {\n", f);
+    loop_ptx(f, kind, true);
+    fputs("    }\n", f);
+    fputs(ushmemi_cuda_coll_frame(true), f);
 }
 
 char *ushmemi_cuda_reduce_ptx(size_t *len_p)
@@ -252,10 +291,15 @@ char *ushmemi_cuda_reduce_ptx(size_t *len_p)
     FILE *f = open_memstream(&buf, &len);
     if (f == NULL)
         return NULL;
-    fprintf(f, ".version 7.0\n.target sm_70\n.address_size 64\n");
-    for (int kind = 0; kind < USHMEMI_REDUCE_KINDS; kind++)
-        if (has_kernel(kind))
+    fprintf(f, ".version 7.0\n.target sm_70\n.address_size 64\n"
+               ".global .align 4 .u32 " USHMEMI_CUDA_REDUCE_COLL "_counts[%u];\n",
+            USHMEMI_CUDA_COLL_SLOTS);
+    for (int kind = 0; kind < USHMEMI_REDUCE_KINDS; kind++) {
+        if (has_kernel(kind)) {
             kernel_ptx(f, kind);
+            coll_kernel_ptx(f, kind);
+        }
+    }
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok) {
         free(buf);
@@ -279,12 +323,24 @@ ushmem_status_t ushmemi_cuda_reduce_load(struct ushmemi_device *dev)
         return ushmemi_cuda_fail("cuModuleLoadData", r, "the stream reduction kernels (PTX 7.0, "
                                  "sm_70, %zu bytes) on device %d", len, dev->ordinal);
     for (int kind = 0; kind < USHMEMI_REDUCE_KINDS; kind++) {
-        dev->reduce_fn[kind] = NULL;
+        dev->reduce_fn[kind] = dev->reduce_coll_fn[kind] = NULL;
         if (!has_kernel(kind))
             continue;
-        char name[40];
+        char name[40], coll[48];
         snprintf(name, sizeof(name), "ushmemi_reduce_%s", ushmemi_reduce_kind_name(kind));
+        snprintf(coll, sizeof(coll), USHMEMI_CUDA_REDUCE_COLL "_%s",
+                 ushmemi_reduce_kind_name(kind));
         r = ushmemi_cu.cuModuleGetFunction(&dev->reduce_fn[kind], dev->reduce_module, name);
+        if (r == CUDA_SUCCESS)
+            r = ushmemi_cu.cuModuleGetFunction(&dev->reduce_coll_fn[kind], dev->reduce_module,
+                                               coll);
+        /* A complex product's registers leave fewer than 1024 threads a
+         * block on an H200. */
+        int most = 0;
+        if (r == CUDA_SUCCESS)
+            r = ushmemi_cu.cuFuncGetAttribute(&most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                              dev->reduce_coll_fn[kind]);
+        dev->reduce_coll_threads[kind] = most >= 1024 ? 1024 : most < 32 ? 32 : most / 32 * 32;
         if (r != CUDA_SUCCESS) {
             ushmemi_cu.cuModuleUnload(dev->reduce_module);
             dev->reduce_module = NULL;
@@ -297,6 +353,19 @@ ushmem_status_t ushmemi_cuda_reduce_load(struct ushmemi_device *dev)
                                         dev->cu_dev);
     dev->reduce_max_blocks = r == CUDA_SUCCESS && sms > 0 ? (unsigned)sms * 8 : 1024;
     return USHMEM_OK;
+}
+
+CUfunction ushmemi_cuda_reduce_coll_fn(struct ushmemi_device *dev, enum ushmemi_reduce_op op,
+                                       enum ushmemi_reduce_kind kind, size_t count,
+                                       unsigned *code_p, size_t *count_p, unsigned *threads_p)
+{
+    if (!ushmemi_reduce_takes(op, kind))
+        return NULL;
+    struct launch l = launch_of(op, kind, count);
+    *code_p = (unsigned)l.op;
+    *count_p = l.count;
+    *threads_p = dev->reduce_coll_threads[l.kind];
+    return dev->reduce_coll_fn[l.kind];
 }
 
 ushmem_status_t ushmemi_cuda_stream_reduce(struct ushmemi_device *dev, void *stream, void *dst,

@@ -125,10 +125,15 @@ enum ushmemi_reduce_kind {
  * memory (counts[i], expect_counts[i]) that the work advances by two, as
  * stream_exchange_counted advances its own, for work captured into a
  * graph. The rounds spin on the device: stream_exchange64's rule on
- * sharing a device applies. */
+ * sharing a device applies. With `reduce`, between the rounds, instead of
+ * the copies: dst[0] = op over src[0] ... src[ncopy - 1] of len elements
+ * of kind, combined in that order, as stream_reduce's (ncopy at most
+ * USHMEMI_STREAM_REDUCE_SOURCES). */
 struct ushmemi_stream_coll {
     int n, ncopy;
-    bool counted;
+    bool counted, reduce;
+    enum ushmemi_reduce_op op;
+    enum ushmemi_reduce_kind kind;
     size_t len;
     uint64_t *addrs[USHMEMI_STREAM_BATCH], *waits[USHMEMI_STREAM_BATCH];
     uint64_t values[USHMEMI_STREAM_BATCH], expect[USHMEMI_STREAM_BATCH];

@@ -24,7 +24,9 @@
  *
  * An alltoall, broadcast or fcollect of up to 8 MiB goes as one kernel
  * where every member is mapped (coll_small): the first round, the copies
- * and the second round, as NVSHMEM runs its stream collectives.
+ * and the second round, as NVSHMEM runs its stream collectives; so does a
+ * reduction or reduce-scatter of up to 1024 elements of result in a team
+ * of up to 8 members, the reduction between the rounds (reduce_members).
  *
  * CUDA graphs: a call queued while the stream is being captured becomes
  * part of the graph and runs at each of its replays, with the values it
@@ -58,7 +60,7 @@ static uint64_t stream_sent[USHMEMI_STREAM_PES], stream_expected[USHMEMI_STREAM_
  * at 2 PEs: 27.5 against 34.0 us). Unaligned copies go byte by byte in the
  * kernel: past STREAM_UNALIGNED_MAX bytes the copy engines take them.
  * USHMEMI_STREAM_SMALL_MAX (bytes; a measurement switch, 0 for the pieces
- * at every size) changes the first. Members may choose differently (a
+ * at every size, the reductions' too) changes the first. Members may choose differently (a
  * broadcast's root copies, the others do not): both forms send each member
  * the same two counts on the same flags. */
 #define STREAM_SMALL_MAX ((size_t)8 << 20)
@@ -526,33 +528,27 @@ static bool device_readable(const void *src, size_t len)
            attr.device_ordinal == heap_ordinal;
 }
 
-/* A collective of nbytes per member as one piece of work on the stream
- * (the backend's stream_coll): the barrier round of barrier_on_stream_flat
- * (or of barrier_captured, counted on the device, in a graph), then, when
- * `sends`, src + member * src_stride to dest + offset on every member, then
- * a second round. Each ordered pair's numbers advance by two, on the flags
- * the barriers of the same kind use, so the two forms mix in any order.
- * False, with nothing queued, where the pieces must go one by one: no such
- * backend operation, more than small_max bytes to copy (or more than
- * STREAM_UNALIGNED_MAX not 16-byte aligned), a team of more than one round, a member whose flags or dest are not mapped here, a
- * source the device cannot read, or (outside graphs, where barriers then
- * use memory operations) a member on this very device, whose work cannot
- * run while the kernel spins. */
-static bool coll_small(const char *call, const struct ushmemi_coll_set *set, void *dest,
-                       size_t offset, const void *src, size_t nbytes, size_t src_stride,
-                       bool sends, CUstream stream)
+/* The rounds of a collective as one piece of work on the stream (the
+ * backend's stream_coll): the barrier round of barrier_on_stream_flat (or
+ * of barrier_captured, counted on the device, in a graph) before the work
+ * and a second one after it. Each ordered pair's numbers advance by two, on
+ * the flags the barriers of the same kind use, so the two forms mix in any
+ * order. Fills c's rounds; false, with nothing counted, where the pieces
+ * must go one by one: no such backend operation, a team of more than one
+ * round, a member whose flags are not mapped here, or (outside graphs,
+ * where barriers then use memory operations) a member on this very device,
+ * whose work cannot run while the kernel spins. */
+static bool coll_rounds(const char *call, const struct ushmemi_coll_set *set,
+                        struct ushmemi_stream_coll *c, CUstream stream)
 {
-    const struct ushmemi_device_ops *ops = ushmemi_g.dev_ops;
     struct ushmemi_reserved *res = ushmemi_g.reserved;
-    struct ushmemi_stream_coll c;
 
-    if (ops->stream_coll == NULL || set->size < 2 || set->size - 1 > USHMEMI_STREAM_BATCH ||
-        (sends && nbytes > small_max / (size_t)set->size) || (!sends && small_max == 0))
+    if (ushmemi_g.dev_ops->stream_coll == NULL || set->size < 2 ||
+        set->size - 1 > USHMEMI_STREAM_BATCH)
         return false;
-    memset(&c, 0, sizeof(c));
-    c.counted = capturing(call, stream);
-    c.len = nbytes;
-    uint64_t *flags = c.counted ? res->graph_flags : res->stream_flags;
+    memset(c, 0, sizeof(*c));
+    c->counted = capturing(call, stream);
+    uint64_t *flags = c->counted ? res->graph_flags : res->stream_flags;
     bool shared = false;
     for (int i = 1; i < set->size; i++) {
         int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size);
@@ -560,12 +556,51 @@ static bool coll_small(const char *call, const struct ushmemi_coll_set *set, voi
         ushmemi_locate_reserved(call, &flags[ushmemi_g.my_pe], sizeof(uint64_t), pe, &loc);
         if (loc.mapped == NULL)
             return false;
-        c.addrs[c.n] = (uint64_t *)loc.mapped;
-        c.waits[c.n++] = &flags[pe];
+        c->addrs[c->n] = (uint64_t *)loc.mapped;
+        c->waits[c->n++] = &flags[pe];
         shared = shared || ushmemi_g.pair_caps[pe].same_device;
     }
-    if (shared && !c.counted)
+    return c->counted || !shared;
+}
+
+/* Queues c (its rounds from coll_rounds), counting its rounds' numbers
+ * first: the call is sure to be queued now. */
+static void coll_queue(const char *call, const struct ushmemi_coll_set *set,
+                       struct ushmemi_stream_coll *c, CUstream stream)
+{
+    struct ushmemi_reserved *res = ushmemi_g.reserved;
+
+    for (int i = 1; i < set->size; i++) {
+        int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size), k = i - 1;
+        if (c->counted) {
+            c->counts[k] = &res->graph_sent[pe];
+            c->expect_counts[k] = &res->graph_expected[pe];
+            continue;
+        }
+        c->values[k] = stream_sent[pe];
+        c->expect[k] = stream_expected[pe];
+        stream_sent[pe] += 2;
+        stream_expected[pe] += 2;
+    }
+    check(call, ushmemi_g.dev_ops->stream_coll(ushmemi_g.dev, stream_of(stream), c));
+}
+
+/* A collective of nbytes per member as one piece of work on the stream
+ * (coll_rounds): when `sends`, src + member * src_stride to dest + offset
+ * on every member between the rounds. False, with nothing queued, where
+ * coll_rounds says so, or for more than small_max bytes to copy (or more
+ * than STREAM_UNALIGNED_MAX not 16-byte aligned), a member whose dest is
+ * not mapped here, or a source the device cannot read. */
+static bool coll_small(const char *call, const struct ushmemi_coll_set *set, void *dest,
+                       size_t offset, const void *src, size_t nbytes, size_t src_stride,
+                       bool sends, CUstream stream)
+{
+    struct ushmemi_stream_coll c;
+
+    if ((sends && nbytes > small_max / (size_t)set->size) ||
+        (!sends && small_max == 0) || !coll_rounds(call, set, &c, stream))
         return false;
+    c.len = nbytes;
     if (sends && nbytes > 0) {
         uintptr_t any = (uintptr_t)nbytes | (uintptr_t)src | (uintptr_t)src_stride |
                         (uintptr_t)dest | (uintptr_t)offset;
@@ -583,20 +618,7 @@ static bool coll_small(const char *call, const struct ushmemi_coll_set *set, voi
             c.src[c.ncopy++] = from;
         }
     }
-    /* Counted once the kernel is sure to be queued. */
-    for (int i = 1; i < set->size; i++) {
-        int pe = ushmemi_coll_world_pe(set, (set->me + i) % set->size), k = i - 1;
-        if (c.counted) {
-            c.counts[k] = &res->graph_sent[pe];
-            c.expect_counts[k] = &res->graph_expected[pe];
-            continue;
-        }
-        c.values[k] = stream_sent[pe];
-        c.expect[k] = stream_expected[pe];
-        stream_sent[pe] += 2;
-        stream_expected[pe] += 2;
-    }
-    check(call, ops->stream_coll(ushmemi_g.dev, stream_of(stream), &c));
+    coll_queue(call, set, &c, stream);
     return true;
 }
 
@@ -703,16 +725,27 @@ USHMEMI_API int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, cons
     return 0;
 }
 
+/* Up to this many elements of result, a reduction on a stream is one
+ * kernel of one block (the rounds and the reduction between them, as
+ * NVSHMEM runs its own) where the team fits one; past it, and with
+ * USHMEMI_STREAM_SMALL_MAX=0, the pieces below. Measured on two H200s in
+ * a CUDA graph, int sums beside NVSHMEM's perftests: the pieces (three
+ * kernel nodes) 6.0-6.2 us at every size to 4 KiB against NVSHMEM's
+ * 5.3-6.1; the one kernel 4.7-5.2 us. Past one block's elements the
+ * kernel of several blocks was the slower (6.5 us at 8 KiB, 14.6 at
+ * 1 MiB against 6.3 and 9.5; docs/performance/nvshmem-perftests.md). */
+#define STREAM_REDUCE_ONE_KERNEL_MAX 1024
+
 /* The reduction of count elements of kind over the members, each of whose
  * array is at `source` on it (a symmetric address): a barrier (every
  * member's source is ready), kernels on this PE's stream that combine the
  * members' arrays read through their mapped heaps, in member order (so
  * every member gets the same bits), into dest, and a barrier (nobody still
- * reads a source). A kernel takes USHMEMI_STREAM_REDUCE_SOURCES arrays; a
- * larger team chains kernels, each starting from the result so far. With
- * `buffered` the result goes to a buffer allocated on the stream, copied to
- * dest after the second barrier: for a dest that members may still be
- * reading as a source. */
+ * reads a source); as one kernel up to STREAM_REDUCE_ONE_KERNEL_MAX. A kernel
+ * takes USHMEMI_STREAM_REDUCE_SOURCES arrays; a larger team chains kernels,
+ * each starting from the result so far. With `buffered` the result goes to
+ * a buffer allocated on the stream, copied to dest after the second
+ * barrier: for a dest that members may still be reading as a source. */
 static void reduce_members(const char *call, const struct ushmemi_coll_set *set, void *dest,
                            const void *source, size_t count, size_t bytes,
                            enum ushmemi_reduce_op op, enum ushmemi_reduce_kind kind,
@@ -720,7 +753,22 @@ static void reduce_members(const char *call, const struct ushmemi_coll_set *set,
 {
     const struct ushmemi_device_ops *ops = ushmemi_g.dev_ops;
     void *out = dest;
+    struct ushmemi_stream_coll c;
 
+    /* As one kernel (coll_rounds) where the team fits one and the result
+     * goes straight to dest. */
+    if (!buffered && count <= STREAM_REDUCE_ONE_KERNEL_MAX && small_max != 0 &&
+        set->size <= USHMEMI_STREAM_REDUCE_SOURCES && coll_rounds(call, set, &c, stream)) {
+        c.reduce = true;
+        c.op = op;
+        c.kind = kind;
+        c.len = count;
+        c.dst[0] = dest;
+        for (int member = 0; member < set->size; member++)
+            c.src[c.ncopy++] = mapped(call, source, bytes, ushmemi_coll_world_pe(set, member));
+        coll_queue(call, set, &c, stream);
+        return;
+    }
     barrier_on_stream(call, set, stream);
     if (buffered)
         check(call, ops->stream_alloc(ushmemi_g.dev, stream_of(stream), bytes, &out));

@@ -13,7 +13,10 @@ and threads, and every element must equal the sources combined in source
 order the way the host's reductions combine them in C: integers wrap at
 their width, min and max compare signed or unsigned as the kind is, floats
 round each step once (including NaNs and signed zeros for min and max), and
-complex products are (ac - bd) + (ad + bc)i. One line per failure; exit 1.
+complex products are (ac - bd) + (ad + bc)i. Each kernel's one-kernel
+stream collective form (ushmemi_reduce_coll_<kind>: cuda_coll.c's rounds
+around the same loop) must hold that loop line for line but for its
+argument loads. One line per failure; exit 1.
 """
 import math
 import os
@@ -45,6 +48,7 @@ class Kernel:
     def __init__(self, name, params, body):
         self.name = name
         self.params = params
+        self.body = body
         self.code = []
         self.labels = {}
         for line in body:
@@ -351,6 +355,33 @@ def check_pair(kernels, op, kind, kernel, code, per, rng):
     return failures
 
 
+def check_one_kernel_forms(kernels):
+    """Each kind's one-kernel stream collective form (the rounds of
+    cuda_coll.c around the loop) runs the loop interpreted above: the
+    lines of its inner block are the kernel's, but for where the arguments
+    are loaded from (its parameter block) and the kernel's return."""
+    failures = []
+    for name, k in kernels.items():
+        if name.startswith('ushmemi_reduce_coll_'):
+            continue
+        coll = kernels.get(name.replace('ushmemi_reduce_', 'ushmemi_reduce_coll_', 1))
+        if coll is None:
+            failures.append('%s has no one-kernel form' % name)
+            continue
+        try:
+            inner = coll.body[coll.body.index('    {') + 1:coll.body.index('    }')]
+        except ValueError:
+            failures.append('%s: no inner block' % coll.name)
+            continue
+        loop = [l for l in k.body if l.strip() and 'ld.param' not in l and l.strip() != 'ret;']
+        if [l for l in inner if l.strip() and 'ld.param' not in l] != loop:
+            failures.append('%s: its loop differs from %s\'s' % (coll.name, name))
+        loads = [l for l in inner if 'ld.param' in l]
+        if len(loads) != len([l for l in k.body if 'ld.param' in l]):
+            failures.append('%s loads %d arguments' % (coll.name, len(loads)))
+    return failures
+
+
 def main():
     prog = sys.argv[1]
     ptxas = sys.argv[2] if len(sys.argv) > 2 else None
@@ -379,6 +410,7 @@ def main():
         op, kind, kernel, code, per = line.split()
         pairs += 1
         failures += check_pair(kernels, op, kind, kernel, int(code), int(per), rng)
+    failures += check_one_kernel_forms(kernels)
     want_pairs = 7 * 8 + 4 * 2 + 2 * 2
     if pairs != want_pairs:
         failures.append('%d (op, kind) pairs launched, want %d' % (pairs, want_pairs))
