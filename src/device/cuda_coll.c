@@ -264,7 +264,8 @@ _Static_assert(offsetof(struct coll_param, ncopy) == USHMEMI_CUDA_COLL_AT_NSRC &
                    offsetof(struct coll_param, len) == USHMEMI_CUDA_COLL_AT_COUNT &&
                    offsetof(struct coll_param, reserved) == USHMEMI_CUDA_COLL_AT_OP &&
                    offsetof(struct coll_param, dst) == USHMEMI_CUDA_COLL_AT_DST &&
-                   offsetof(struct coll_param, src) == USHMEMI_CUDA_COLL_AT_SRC,
+                   offsetof(struct coll_param, src) == USHMEMI_CUDA_COLL_AT_SRC &&
+                   sizeof(struct coll_param) == USHMEMI_CUDA_COLL_PARAM_BYTES,
                "the reductions' loop (cuda_sum.c) reads its arguments at these offsets");
 
 const char *ushmemi_cuda_coll_ptx(bool pdl)
@@ -342,6 +343,11 @@ ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *strea
          * H200s, in a CUDA graph: 6.5 us at 8 KiB of int against 4.8 at
          * 4 KiB, one block; the caller keeps to small arrays). */
         fn = ushmemi_cuda_reduce_coll_fn(dev, c->op, c->kind, c->len, &code, &len, &threads);
+        if (fn == NULL) {
+            ushmemi_error("cuda backend: no stream reduction %s of %s elements as one kernel",
+                          ushmemi_reduce_op_name(c->op), ushmemi_reduce_kind_name(c->kind));
+            return USHMEM_ERR_INVALID_PARAM;
+        }
         pdl_fn = NULL;
         want = 1;
     }
@@ -382,6 +388,11 @@ ushmem_status_t ushmemi_cuda_stream_coll(struct ushmemi_device *dev, void *strea
         r = ushmemi_cu.cuLaunchKernel(fn, blocks, 1, 1, threads, 1, 1, 0, (CUstream)stream,
                                       params, NULL);
     }
+    if (r != CUDA_SUCCESS && c->reduce)
+        return ushmemi_cuda_fail("cuLaunchKernel", r, "stream reduction %s of %d arrays of %zu "
+                                 "%s as one kernel on stream %p, %d peers, %u threads",
+                                 ushmemi_reduce_op_name(c->op), c->ncopy, c->len,
+                                 ushmemi_reduce_kind_name(c->kind), stream, c->n, threads);
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail("cuLaunchKernel", r, "small stream collective on stream %p, "
                                  "%d peers, %d copies of %zu bytes, %u blocks", stream, c->n,

@@ -369,6 +369,7 @@ const char *ushmemi_cuda_coll_frame(bool tail);
 #define USHMEMI_CUDA_COLL_AT_OP 24
 #define USHMEMI_CUDA_COLL_AT_DST 544
 #define USHMEMI_CUDA_COLL_AT_SRC 680
+#define USHMEMI_CUDA_COLL_PARAM_BYTES 816 /* the whole block */
 /* That kernel for op on count elements of kind, with the op number it is
  * given (*code_p), its element count (*count_p) and the threads of its
  * block (*threads_p); NULL for a pair ushmemi_reduce_takes refuses

@@ -34,7 +34,9 @@
  *   sum         int, long, float, double sum reductions in one graph, in
  *               place (the stream allocations are then part of the graph)
  *               and not, and a double sum reduce-scatter where the header
- *               has it
+ *               has it; of 100003 elements (4097 the reduce-scatter) and
+ *               of 1000 (each reduction not in place one kernel, up to 8
+ *               PEs: src/host/stream.c)
  *   mixed       barriers, a put, an alltoall on the world reversed (a
  *               split team) and a sum in one graph, with stream barriers
  *               queued outside the graph between replays (0 to 2
@@ -471,67 +473,72 @@ static void phase_fcollect(size_t n)
 #define SUM_REGION ((size_t)1 << 20) /* bytes per type */
 
 template <typename T>
-static void sum_capture(int type, bool in_place,
+static void sum_capture(int type, bool in_place, size_t count,
                         int (*reduce)(shmem_team_t, T *, const T *, size_t, CUstream))
 {
     T *s = (T *)(src + type * SUM_REGION), *d = in_place ? s : (T *)(dst + type * SUM_REGION);
-    k_fill_sum<T><<<blocks_for(SUM_COUNT), 256, 0, cu.stream>>>(s, SUM_COUNT, ctr, me);
+    k_fill_sum<T><<<blocks_for(count), 256, 0, cu.stream>>>(s, count, ctr, me);
     LAUNCHED();
-    if (reduce(SHMEM_TEAM_WORLD, d, s, SUM_COUNT, (CUstream)cu.stream) != 0) {
+    if (reduce(SHMEM_TEAM_WORLD, d, s, count, (CUstream)cu.stream) != 0) {
         fprintf(stderr, "PE %d: phase %s: a reduction returned nonzero\n", me, cu.phase);
         cu_die();
     }
 }
 
-template <typename T> static void sum_check(int type, bool in_place, uint64_t r)
+template <typename T>
+static void sum_check(int type, bool in_place, size_t count, uint64_t r)
 {
     const T *d = (const T *)((in_place ? src : dst) + type * SUM_REGION);
-    k_verify_sum<T><<<blocks_for(SUM_COUNT), 256, 0, cu.stream>>>(dlog, type, d, SUM_COUNT, 0,
-                                                                 npes, r);
+    k_verify_sum<T><<<blocks_for(count), 256, 0, cu.stream>>>(dlog, type, d, count, 0, npes, r);
     LAUNCHED();
 }
 
-static void phase_sums(void)
+/* The sums of count elements, and the reduce-scatter of rs_count a PE. */
+static void phase_sums(size_t count, size_t rs_count)
 {
     static_assert(SUM_COUNT * sizeof(double) <= SUM_REGION && 4 * SUM_REGION <= A2A_BIG,
                   "four regions of sums in the buffers");
+    static char names[2][96];
     for (int ip = 0; ip < 2; ip++) {
         bool in_place = ip == 1;
+        snprintf(names[ip], sizeof(names[ip]),
+                 "int, long, float, double sum_reduce_on_stream of %zu%s", count,
+                 in_place ? ", in place" : "");
         replay(
-            in_place ? "int, long, float, double sum_reduce_on_stream, in place"
-                     : "int, long, float, double sum_reduce_on_stream",
+            names[ip],
             [=] {
-                sum_capture<int>(0, in_place, shmemx_int_sum_reduce_on_stream);
-                sum_capture<long>(1, in_place, shmemx_long_sum_reduce_on_stream);
-                sum_capture<float>(2, in_place, shmemx_float_sum_reduce_on_stream);
-                sum_capture<double>(3, in_place, shmemx_double_sum_reduce_on_stream);
+                sum_capture<int>(0, in_place, count, shmemx_int_sum_reduce_on_stream);
+                sum_capture<long>(1, in_place, count, shmemx_long_sum_reduce_on_stream);
+                sum_capture<float>(2, in_place, count, shmemx_float_sum_reduce_on_stream);
+                sum_capture<double>(3, in_place, count, shmemx_double_sum_reduce_on_stream);
             },
             [=](uint64_t r) {
-                sum_check<int>(0, in_place, r);
-                sum_check<long>(1, in_place, r);
-                sum_check<float>(2, in_place, r);
-                sum_check<double>(3, in_place, r);
+                sum_check<int>(0, in_place, count, r);
+                sum_check<long>(1, in_place, count, r);
+                sum_check<float>(2, in_place, count, r);
+                sum_check<double>(3, in_place, count, r);
             });
     }
 #ifdef USHMEMX_HAVE_REDUCE_ON_STREAM
     /* The reduce-scatter: this PE gets the sum of every PE's block me. */
-    size_t count = SMALL;
+    static char rs_name[96];
+    snprintf(rs_name, sizeof(rs_name), "double_sum_reducescatter_on_stream of %zu", rs_count);
     replay(
-        "double_sum_reducescatter_on_stream",
+        rs_name,
         [=] {
-            k_fill_sum<double><<<blocks_for(count * npes), 256, 0, cu.stream>>>(
-                (double *)src, count * npes, ctr, me);
+            k_fill_sum<double><<<blocks_for(rs_count * npes), 256, 0, cu.stream>>>(
+                (double *)src, rs_count * npes, ctr, me);
             LAUNCHED();
             if (shmemx_double_sum_reducescatter_on_stream(SHMEM_TEAM_WORLD, (double *)dst,
-                                                          (const double *)src, count,
+                                                          (const double *)src, rs_count,
                                                           (CUstream)cu.stream) != 0) {
                 fprintf(stderr, "PE %d: the reduce-scatter returned nonzero\n", me);
                 cu_die();
             }
         },
         [=](uint64_t r) {
-            k_verify_sum<double><<<blocks_for(count), 256, 0, cu.stream>>>(
-                dlog, 3, (const double *)dst, count, (size_t)me * count, npes, r);
+            k_verify_sum<double><<<blocks_for(rs_count), 256, 0, cu.stream>>>(
+                dlog, 3, (const double *)dst, rs_count, (size_t)me * rs_count, npes, r);
             LAUNCHED();
         });
 #endif
@@ -759,7 +766,8 @@ int main(int argc, char **argv)
         phase_alltoall(A2A_BIG);
         phase_broadcast(SMALL);
         phase_fcollect(BIG);
-        phase_sums();
+        phase_sums(SUM_COUNT, SMALL);
+        phase_sums(1000, 1000);
         phase_mixed();
     }
     phase_device();

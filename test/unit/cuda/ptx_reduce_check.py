@@ -355,11 +355,26 @@ def check_pair(kernels, op, kind, kernel, code, per, rng):
     return failures
 
 
-def check_one_kernel_forms(kernels):
+PARAM_LOAD = re.compile(r'ld\.param\.(\w+)\s+(%\w+),\s*\[(\w+)(?:\+(\d+))?\]')
+
+
+def param_loads(body):
+    """(type, register, parameter, offset) of each ld.param line."""
+    out = []
+    for line in body:
+        m = PARAM_LOAD.search(line)
+        if m:
+            out.append((m.group(1), m.group(2), m.group(3), int(m.group(4) or 0)))
+    return out
+
+
+def check_one_kernel_forms(kernels, offsets):
     """Each kind's one-kernel stream collective form (the rounds of
     cuda_coll.c around the loop) runs the loop interpreted above: the
-    lines of its inner block are the kernel's, but for where the arguments
-    are loaded from (its parameter block) and the kernel's return."""
+    lines of its inner block are the kernel's but for the argument loads,
+    each of which loads the same register, of the same type, from where
+    the backend puts that argument in the parameter block (offsets, from
+    cuda_private.h); the rounds' bar.sync meet before and after it."""
     failures = []
     for name, k in kernels.items():
         if name.startswith('ushmemi_reduce_coll_'):
@@ -369,16 +384,22 @@ def check_one_kernel_forms(kernels):
             failures.append('%s has no one-kernel form' % name)
             continue
         try:
-            inner = coll.body[coll.body.index('    {') + 1:coll.body.index('    }')]
+            start, end = coll.body.index('    {'), coll.body.index('    }')
         except ValueError:
             failures.append('%s: no inner block' % coll.name)
             continue
+        inner = coll.body[start + 1:end]
         loop = [l for l in k.body if l.strip() and 'ld.param' not in l and l.strip() != 'ret;']
         if [l for l in inner if l.strip() and 'ld.param' not in l] != loop:
             failures.append('%s: its loop differs from %s\'s' % (coll.name, name))
-        loads = [l for l in inner if 'ld.param' in l]
-        if len(loads) != len([l for l in k.body if 'ld.param' in l]):
-            failures.append('%s loads %d arguments' % (coll.name, len(loads)))
+        want = sorted((t, r, 'p_x', offsets[p]) for t, r, p, _ in param_loads(k.body))
+        if sorted(param_loads(inner)) != want:
+            failures.append('%s: its arguments are not loaded as %s\'s from p_x at %s' % (
+                coll.name, name, sorted(offsets.items(), key=lambda kv: kv[1])))
+        before = [l.strip() for l in coll.body[:start] if l.strip()]
+        after = [l.strip() for l in coll.body[end + 1:] if l.strip()]
+        if before[-1:] != ['bar.sync 0;'] or after[:2] != ['K_COPIED:', 'bar.sync 0;']:
+            failures.append('%s: the block does not meet before and after the loop' % coll.name)
     return failures
 
 
@@ -410,7 +431,12 @@ def main():
         op, kind, kernel, code, per = line.split()
         pairs += 1
         failures += check_pair(kernels, op, kind, kernel, int(code), int(per), rng)
-    failures += check_one_kernel_forms(kernels)
+    offsets = {}
+    for line in subprocess.run([prog, '--coll-offsets'], check=True, capture_output=True,
+                               text=True).stdout.split('\n'):
+        if line.strip():
+            offsets[line.split()[0]] = int(line.split()[1])
+    failures += check_one_kernel_forms(kernels, offsets)
     want_pairs = 7 * 8 + 4 * 2 + 2 * 2
     if pairs != want_pairs:
         failures.append('%d (op, kind) pairs launched, want %d' % (pairs, want_pairs))
