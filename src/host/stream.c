@@ -60,9 +60,10 @@ static uint64_t stream_sent[USHMEMI_STREAM_PES], stream_expected[USHMEMI_STREAM_
  * at 2 PEs: 27.5 against 34.0 us). Unaligned copies go byte by byte in the
  * kernel: past STREAM_UNALIGNED_MAX bytes the copy engines take them.
  * USHMEMI_STREAM_SMALL_MAX (bytes; a measurement switch, 0 for the pieces
- * at every size, the reductions' too) changes the first. Members may choose differently (a
- * broadcast's root copies, the others do not): both forms send each member
- * the same two counts on the same flags. */
+ * at every size, the reductions' too) changes the first. Members may
+ * choose differently (a broadcast's root copies, the others do not; a PE
+ * that shares its GPU takes the pieces): both forms send each member the
+ * same two counts on the same flags. */
 #define STREAM_SMALL_MAX ((size_t)8 << 20)
 #define STREAM_UNALIGNED_MAX ((size_t)256 << 10)
 static size_t small_max = STREAM_SMALL_MAX;
