@@ -74,7 +74,8 @@
  *   proxy's road take it, whose inlined code is long and often called in a
  *   loop; the single puts, gets and atomics keep ushmemi_dev_state().
  * ushmemi_dev_producer(scratch): the producer state to submit with;
- *   ushmemi_dev_quiet_target(ring): the ticket count quiet waits for.
+ *   ushmemi_dev_quiet_target(ring, tail): the ticket count quiet waits for
+ *     (tail: where tickets are taken, NULL for the ring's own).
  * ushmemi_dev_load32/64 (acquire), ushmemi_dev_rmw32/64 (one read-modify-write,
  *   numbered as the ring's enum ushmem_ring_amo_op, returning the old value),
  *   at system scope because the other side is another process or device.
@@ -217,6 +218,22 @@ USHMEM_DEVICE_FN ushmem_ring_word_t *ushmemi_dev_ring_done(const struct ushmem_d
     return (ushmem_ring_word_t *)(uintptr_t)(s->heap_base + s->ring_done_offset);
 }
 
+/* Where this PE's producers take tickets and find fetched values (ring.h):
+ * in this PE's own memory when the host keeps them there (a GPU then
+ * takes a ticket without a round trip over the link to host memory);
+ * NULL for the ring's own. */
+USHMEM_DEVICE_FN ushmem_ring_word_t *ushmemi_dev_ring_tail(const struct ushmem_device_state *s)
+{
+    return (ushmem_ring_word_t *)(uintptr_t)s->ring_device;
+}
+
+USHMEM_DEVICE_FN const uint64_t *ushmemi_dev_ring_values(const struct ushmem_device_state *s)
+{
+    if (s->ring_device == 0)
+        return NULL;
+    return (const uint64_t *)(uintptr_t)(s->ring_device + USHMEM_RING_CACHELINE);
+}
+
 /* The offset of a symmetric address from this PE's heap start: the remote
  * address a ring request carries. */
 USHMEM_DEVICE_FN uint64_t ushmemi_dev_offset(const struct ushmem_device_state *s, const void *addr)
@@ -312,11 +329,12 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit_in_ring(const struct ushmem_device_
             ushmemi_dev_memcpy(&word, local + done, (size_t)n);
             req.local = word;
         }
-        ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s),
-                                       ushmemi_dev_producer(&scratch), &req);
+        ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_tail(s),
+                                       ushmemi_dev_ring_done(s), ushmemi_dev_producer(&scratch),
+                                       &req);
         if (!put) {
             ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
-            word = ushmem_ring_result_take(s->ring, ticket);
+            word = ushmem_ring_result_take_on(s->ring, ushmemi_dev_ring_values(s), ticket);
             ushmemi_dev_memcpy(local + done, &word, (size_t)n);
         }
     }
@@ -344,7 +362,7 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit(const struct ushmem_device_state *s
     req.offset = ushmemi_dev_offset(s, remote);
     req.local = local;
     req.value = value;
-    ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s),
+    ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_tail(s), ushmemi_dev_ring_done(s),
                                    ushmemi_dev_producer(&scratch), &req);
     if (wait)
         ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
@@ -614,13 +632,13 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo_proxy(const struct ushmem_device_state
         req.flags = (uint8_t)USHMEM_RING_FLAG_RESULT;
     else
         req.result = fetch ? (uint64_t)(uintptr_t)&result : 0;
-    ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s),
+    ticket = ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_tail(s), ushmemi_dev_ring_done(s),
                                    ushmemi_dev_producer(&scratch), &req);
     if (!fetch)
         return 0;
     ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
     if (USHMEMI_DEV_RESULTS_IN_RING)
-        result = ushmem_ring_result_take(s->ring, ticket);
+        result = ushmem_ring_result_take_on(s->ring, ushmemi_dev_ring_values(s), ticket);
     if (size == 4) {
         uint32_t old;
         ushmemi_dev_memcpy(&old, &result, 4);
@@ -794,7 +812,8 @@ USHMEM_DEVICE_FN void ushmem_quiet(void)
 
     ushmemi_dev_fence();
     if (s->ring != NULL) {
-        struct ushmem_ring_producer target = {ushmemi_dev_quiet_target(s->ring), 0};
+        struct ushmem_ring_producer target = {
+            ushmemi_dev_quiet_target(s->ring, ushmemi_dev_ring_tail(s)), 0};
         ushmem_ring_quiet_on(s->ring, ushmemi_dev_ring_done(s), &target);
     }
 }
@@ -841,7 +860,7 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
         return;
     }
     /* Nothing outstanding from this thread: nothing to order. */
-    if (ushmemi_dev_quiet_target(s->ring) >
+    if (ushmemi_dev_quiet_target(s->ring, ushmemi_dev_ring_tail(s)) >
         ushmem_ring_load_acquire(ushmem_ring_done_word(s->ring, ushmemi_dev_ring_done(s)))) {
         struct ushmem_ring_request req;
         struct ushmem_ring_producer scratch = {0, 0};
@@ -849,8 +868,8 @@ USHMEM_DEVICE_FN void ushmem_fence(void)
         ushmemi_dev_memzero(&req, sizeof(req));
         req.op = USHMEM_RING_OP_FENCE;
         req.pe = s->my_pe;
-        ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_done(s), ushmemi_dev_producer(&scratch),
-                              &req);
+        ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_tail(s), ushmemi_dev_ring_done(s),
+                              ushmemi_dev_producer(&scratch), &req);
     }
 }
 

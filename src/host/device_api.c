@@ -30,6 +30,7 @@ static struct {
     struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
     struct ushmemi_transport *ipc_ce; /* the same over the copy engine (device heaps) */
     uint64_t *done_copy; /* the proxy's copy of its completed counter; NULL: none */
+    uint64_t *ring_device; /* the ring's tail and values in the heap; NULL: the ring's */
 } dev_api;
 
 /* Modules of device code with their own copy of the state, registered by
@@ -344,23 +345,31 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
  * requests while the driver runs the other PE's kernels in turn (contexts
  * of different processes are time-sliced): correct, but slow enough that
  * kernels issuing many blocking calls look hung. Said once, at init. */
-static void warn_shared_device(bool force_proxy, const struct ushmem_device_peer *peers)
+/* A PE that shares this PE's device and is reached through the proxy for
+ * some class, or -1. */
+static int proxied_on_this_device(bool force_proxy, const struct ushmem_device_peer *peers)
 {
     if (!ushmemi_g.heap_is_device || ushmemi_g.pair_caps == NULL)
-        return;
+        return -1;
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
         bool proxied = force_proxy;
         for (int cls = 0; cls < USHMEMI_CLASS_COUNT; cls++)
             proxied |= !peers[pe].direct[cls];
-        if (pe != ushmemi_g.my_pe && proxied && ushmemi_g.pair_caps[pe].same_device) {
-            ushmemi_warn("device API: PE %d shares its %s device with PE %d and device calls go "
-                         "through the proxy thread: the driver runs their kernels in turn, so "
-                         "device calls that wait on the proxy are slow; give each PE its own "
-                         "device, or keep the direct road (USHMEM_DEVICE_ROUTE=auto)",
-                         ushmemi_g.my_pe, ushmemi_g.dev_ops->name, pe);
-            return;
-        }
+        if (pe != ushmemi_g.my_pe && proxied && ushmemi_g.pair_caps[pe].same_device)
+            return pe;
     }
+    return -1;
+}
+
+static void warn_shared_device(bool force_proxy, const struct ushmem_device_peer *peers)
+{
+    int pe = proxied_on_this_device(force_proxy, peers);
+    if (pe >= 0)
+        ushmemi_warn("device API: PE %d shares its %s device with PE %d and device calls go "
+                     "through the proxy thread: the driver runs their kernels in turn, so "
+                     "device calls that wait on the proxy are slow; give each PE its own "
+                     "device, or keep the direct road (USHMEM_DEVICE_ROUTE=auto)",
+                     ushmemi_g.my_pe, ushmemi_g.dev_ops->name, pe);
 }
 
 /* The proxy thread found a request it could not carry: the device code that
@@ -383,6 +392,22 @@ static uint64_t *proxy_done_copy(void)
     return &ushmemi_g.reserved->ring_done;
 }
 
+/* Where device code takes the ring's tickets and finds fetched values: in
+ * the heap next to the counter's copy, which completes them, when the ring
+ * fits there (its slots are USHMEM_PROXY_RING_SIZE); else in the ring.
+ * Not where the proxy reaches a PE on this device: a get's value would be
+ * a copy within the device, which waited for the GPU's time slice (4.7 ms
+ * a get on one H200 shared by 2 PEs, against 20 us into host memory). */
+static uint64_t *proxy_ring_device(bool force_proxy, const struct ushmem_device_peer *peers)
+{
+    if (dev_api.done_copy == NULL || ushmemi_settings.proxy_ring_size > USHMEMI_RING_DEVICE_SLOTS ||
+        proxied_on_this_device(force_proxy, peers) >= 0)
+        return NULL;
+    ushmemi_host_copy_zero(ushmemi_g.reserved->ring_device,
+                           sizeof(ushmemi_g.reserved->ring_device));
+    return ushmemi_g.reserved->ring_device;
+}
+
 static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_peer *peers)
 {
     struct ushmemi_proxy_peer *pp = calloc((size_t)ushmemi_g.n_pes, sizeof(*pp));
@@ -401,6 +426,11 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         ushmemi_debug("device API: the proxy copies its completed counter into the heap, offset "
                       "%zu, where device code waits on it",
                       (size_t)((char *)dev_api.done_copy - ushmemi_g.heap_base));
+    dev_api.ring_device = proxy_ring_device(force_proxy, peers);
+    if (dev_api.ring_device != NULL)
+        ushmemi_debug("device API: device code takes the ring's tickets and reads fetched values "
+                      "in the heap, offset %zu",
+                      (size_t)((char *)dev_api.ring_device - ushmemi_g.heap_base));
     struct ushmemi_proxy_params params = {
         .dev_ops = ushmemi_g.dev_ops,
         .dev = ushmemi_g.dev,
@@ -413,6 +443,7 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         .abort_cb = proxy_failed,
         .abort_ctx = NULL,
         .done_copy = dev_api.done_copy,
+        .ring_device = dev_api.ring_device,
         .idle_spin = ushmemi_g.idle_spin,
         .warm_offset = offsetof(struct ushmemi_reserved, warm_word),
     };
@@ -485,6 +516,7 @@ ushmem_status_t ushmemi_device_api_init(void)
         .ring_done_offset = ushmemi_g.proxy != NULL && dev_api.done_copy != NULL
                                 ? (uint32_t)offsetof(struct ushmemi_reserved, ring_done)
                                 : 0,
+        .ring_device = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_device : 0,
     };
     memcpy(ushmem_device_state.near, peers,
            (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
@@ -503,6 +535,7 @@ stop_proxy:
     ushmemi_g.proxy = NULL;
 free_ipc:
     dev_api.done_copy = NULL;
+    dev_api.ring_device = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc_ce);
@@ -520,9 +553,9 @@ void ushmemi_device_api_quiet(void)
     if (ushmemi_g.proxy == NULL)
         return;
     struct ushmem_ring_header *ring = ushmemi_proxy_ring(ushmemi_g.proxy);
-    /* Tickets below tail were handed out; the ring's own completed counter
-     * passes each once the proxy has done it (ring.h). */
-    struct ushmem_ring_producer all = {ushmem_ring_load_acquire(&ring->tail), 0};
+    /* The ring's own completed counter passes each ticket once the proxy
+     * has done it (ring.h). */
+    struct ushmem_ring_producer all = {ushmemi_proxy_issued(ushmemi_g.proxy), 0};
     ushmem_ring_quiet_on(ring, NULL, &all);
 }
 
@@ -539,6 +572,7 @@ void ushmemi_device_api_fini(void)
     ushmemi_proxy_stop(ushmemi_g.proxy);
     ushmemi_g.proxy = NULL;
     dev_api.done_copy = NULL;
+    dev_api.ring_device = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc_ce);

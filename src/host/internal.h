@@ -40,6 +40,8 @@ struct ushmemi_mbox_slot {
     uint64_t total;       /* what the sender's whole contribution is (collect) */
     unsigned char data[USHMEMI_MBOX_PAYLOAD] __attribute__((aligned(64)));
 };
+#define USHMEMI_RING_DEVICE_SLOTS 1024
+
 struct ushmemi_reserved {
     _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
@@ -61,6 +63,11 @@ struct ushmemi_reserved {
     uint64_t ring_done __attribute__((aligned(64)));
     /* Written by peers' proxies to keep the link in use; never read. */
     uint64_t warm_word;
+    /* The proxy ring's tail and fetched values where device code takes
+     * them (ring.h, struct ushmem_device_state's ring_device), for rings
+     * of up to USHMEMI_RING_DEVICE_SLOTS slots: the tail's cache line,
+     * then a value per slot. */
+    uint64_t ring_device[USHMEMI_RING_DEVICE_SLOTS + 8] __attribute__((aligned(64)));
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
     /* mbox[s]: the slots world PE s sends this PE messages in; mbox_ack[r]:
      * how many of this PE's messages world PE r has taken from its box. */

@@ -96,6 +96,10 @@ struct ushmemi_proxy {
     bool nbi_pending;   /* any transport's nbi_pending */
     uint64_t published; /* the completed counter as last published */
     uint64_t *done_copy;  /* params.done_copy */
+    /* params.ring_device: the producers' tail, and the values of
+     * FLAG_RESULT requests, in device memory; NULL: the ring's own. */
+    uint64_t *device_tail, *device_values;
+    uint64_t tail_read; /* device_tail's value as last read (producers_tail) */
     uint64_t done_copied; /* the value last written there */
     bool done_failed;     /* a write there failed and was reported */
     /* Requests queued on the device (ordered transports) since the host
@@ -307,20 +311,34 @@ static void amo_decode(uint64_t bits, size_t size, union amo_value *v_p)
 }
 
 static void publish(struct ushmemi_proxy *p);
+static void publish_upto(struct ushmemi_proxy *p, uint64_t upto);
 static uint64_t now_ns(void);
 
 /* FLAG_RESULT: hands the value to the producer through the ticket's result
  * cell, once the cell's previous reader has acknowledged its value. That
- * reader waits only for its own ticket, taken earlier, so completing what
- * was taken lets it go on. */
+ * reader waits only for its own ticket, taken earlier, so completing the
+ * tickets before this one lets it go on; never this one, whose value is
+ * not there yet. */
+static uint64_t *lend_result(struct ushmemi_proxy *p, uint64_t ticket);
+
 static void put_result(struct ushmemi_proxy *p, uint64_t ticket, uint64_t value)
 {
-    unsigned spins = 0;
-    while (!ushmemi_ring_result_free(p->ring, ticket)) {
-        publish(p);
-        ushmem_ring_backoff(&spins);
+    if (p->device_values == NULL) {
+        unsigned spins = 0;
+        while (!ushmemi_ring_result_free(p->ring, ticket)) {
+            publish_upto(p, ticket);
+            ushmem_ring_backoff(&spins);
+        }
+        ushmemi_ring_put_result(p->ring, ticket, value);
+        return;
     }
-    ushmemi_ring_put_result(p->ring, ticket, value);
+    /* Ahead of the counter's copy that completes the ticket, on the same
+     * queue of the device. */
+    uint64_t *cell = lend_result(p, ticket);
+    ushmem_status_t status = p->dev_ops->write64(p->dev, cell, value);
+    if (status != USHMEM_OK)
+        fail(p, status, ticket, "writing the result of request %" PRIu64 " into device memory "
+             "at %p failed: %s", ticket, (void *)cell, ushmemi_status_string(status));
 }
 
 static ushmem_status_t run_amo(struct ushmemi_proxy *p, const struct transport_ref *tr,
@@ -394,17 +412,21 @@ static void fail_request(struct ushmemi_proxy *p, const struct ushmem_ring_reque
          ushmemi_status_string(status));
 }
 
-/* FLAG_RESULT on the device: the cell's value is written by the device
- * before the ticket completes; the cell is taken once its last value was
- * read, as put_result does. */
+/* FLAG_RESULT on the device: the cell's value (in device memory where the
+ * producers read it there) is written by the device before the ticket
+ * completes; the cell is taken once its last value was read, as
+ * put_result does. */
 static uint64_t *lend_result(struct ushmemi_proxy *p, uint64_t ticket)
 {
     unsigned spins = 0;
     while (!ushmemi_ring_result_free(p->ring, ticket)) {
-        publish(p);
+        publish_upto(p, ticket);
         ushmem_ring_backoff(&spins);
     }
-    return ushmemi_ring_result_lend(p->ring, ticket);
+    uint64_t *cell = ushmemi_ring_result_lend(p->ring, ticket);
+    if (p->device_values != NULL)
+        return &p->device_values[ticket & (ushmemi_ring_header(p->ring)->capacity - 1)];
+    return cell;
 }
 
 /* A request for a peer reached through an ordered transport: queued on the
@@ -616,8 +638,12 @@ static void keep_warm(struct ushmemi_proxy *p, uint64_t now)
  * counter waits for settle. */
 static void publish(struct ushmemi_proxy *p)
 {
-    uint64_t upto = ushmemi_ring_taken(p->ring);
+    publish_upto(p, ushmemi_ring_taken(p->ring));
+}
 
+/* publish, for the tickets below upto only (upto >= what was published). */
+static void publish_upto(struct ushmemi_proxy *p, uint64_t upto)
+{
     if (upto == p->published) {
         if (p->done_copy != NULL && p->done_copied != upto)
             copy_done(p, upto); /* a failed write, tried again */
@@ -880,6 +906,27 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* What drained compares the consumer's head with at stop: the ring's tail
+ * (NULL), or where the producers take tickets in device memory, that
+ * tail's value read through the device (the CPU never touches device
+ * memory). If the read fails, the job is told and the ring counts as
+ * drained: nothing could be waited for. */
+static const uint64_t *producers_tail(struct ushmemi_proxy *p)
+{
+    if (p->device_tail == NULL)
+        return NULL;
+    ushmem_status_t status =
+        p->dev_ops->copy(p->dev, &p->tail_read, p->device_tail, sizeof(p->tail_read));
+    if (status == USHMEM_OK)
+        status = p->dev_ops->sync(p->dev);
+    if (status != USHMEM_OK) {
+        fail(p, status, ushmemi_ring_taken(p->ring), "reading the ring's tail at %p in device "
+             "memory at stop failed: %s", (void *)p->device_tail, ushmemi_status_string(status));
+        p->tail_read = ushmemi_ring_taken(p->ring);
+    }
+    return &p->tail_read;
+}
+
 static void *proxy_main(void *arg)
 {
     struct ushmemi_proxy *p = arg;
@@ -898,7 +945,8 @@ static void *proxy_main(void *arg)
         }
         /* Stop is read before drained: every ticket taken before stop was
          * called is then visible in tail and gets executed. */
-        if (atomic_load_explicit(&p->stop, memory_order_acquire) && ushmemi_ring_drained(p->ring))
+        if (atomic_load_explicit(&p->stop, memory_order_acquire) &&
+            ushmemi_ring_drained(p->ring, producers_tail(p)))
             break;
 
         uint64_t now = now_ns();
@@ -1043,6 +1091,12 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
                       "copies", params->my_pe, params->dev_ops->name);
         return USHMEM_ERR_INVALID_PARAM;
     }
+    if (params->ring_device != NULL && params->done_copy == NULL) {
+        ushmemi_error("ushmemi_proxy_start: on PE %d: the ring's tail and values in device "
+                      "memory need the counter's copy there, which completes them",
+                      params->my_pe);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
     p = calloc(1, sizeof(*p));
     if (p == NULL) {
         ushmemi_error("ushmemi_proxy_start: on PE %d: cannot allocate the proxy", params->my_pe);
@@ -1054,6 +1108,10 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->npes = params->npes;
     p->abort_cb = params->abort_cb;
     p->done_copy = params->done_copy;
+    if (params->ring_device != NULL) {
+        p->device_tail = params->ring_device;
+        p->device_values = params->ring_device + USHMEM_RING_CACHELINE / sizeof(uint64_t);
+    }
     p->idle_spin = params->idle_spin != 0;
     p->warm_offset = params->warm_offset;
     const char *warm = getenv("USHMEMI_PROXY_WARM"); /* measurement switch */
@@ -1114,6 +1172,13 @@ free_tables:
 struct ushmem_ring_header *ushmemi_proxy_ring(struct ushmemi_proxy *p)
 {
     return ushmemi_ring_header(p->ring);
+}
+
+uint64_t ushmemi_proxy_issued(struct ushmemi_proxy *p)
+{
+    if (p->device_tail != NULL)
+        return ushmemi_ring_published(p->ring);
+    return ushmem_ring_load_acquire(&ushmemi_ring_header(p->ring)->tail);
 }
 
 void ushmemi_proxy_stop(struct ushmemi_proxy *p)

@@ -34,8 +34,12 @@ bool ushmemi_ring_take(struct ushmemi_ring *ring, struct ushmem_ring_request *re
                        uint64_t *ticket_p);
 /* Tickets taken so far (the consumer's head). */
 uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring);
-/* True when every ticket handed out so far has been taken. */
-bool ushmemi_ring_drained(struct ushmemi_ring *ring);
+/* True when every ticket handed out so far has been taken: tail is the
+ * ring's own tail, or the value of the producers' one read elsewhere. */
+bool ushmemi_ring_drained(struct ushmemi_ring *ring, const uint64_t *tail);
+/* From any thread: one past the last of the tickets published in a row
+ * from the consumer's head (at least the head). */
+uint64_t ushmemi_ring_published(struct ushmemi_ring *ring);
 /* Marks every ticket below `upto` done, for producers waiting on it. */
 void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto);
 /* FLAG_RESULT (ring.h): true when the result cell of ticket may be written,
@@ -92,6 +96,12 @@ struct ushmemi_proxy_params {
      * dev_ops->write64 behind the copies: GPU producers poll it instead
      * of host memory. NULL: no copy. */
     uint64_t *done_copy;
+    /* Where the producers take tickets and read fetched values instead of
+     * the ring (ring.h): a zeroed block of device memory, the tail's cache
+     * line and then one 8-byte value per slot, which the proxy writes by
+     * dev_ops->write64 and its transports' copies, ahead of done_copy
+     * (required with it). NULL: the ring's own. */
+    uint64_t *ring_device;
     /* 1: when no request comes, keep polling (a request after a quiet spell
      * is taken at once, for a CPU core); 0: poll, yield, then sleep with
      * backoff up to 1 ms (almost no CPU). */
@@ -140,6 +150,12 @@ struct ushmemi_proxy_stream_slot {
 ushmem_status_t ushmemi_proxy_stream_post(struct ushmemi_proxy *p,
                                           const struct ushmem_ring_request *req,
                                           struct ushmemi_proxy_stream_slot *slot_p);
+
+/* The tickets that a quiet of the host waits for: every one handed out,
+ * or, where producers take them in device memory (params.ring_device),
+ * every one published so far (a ticket taken and not yet published
+ * belongs to a kernel still running, which the host does not order). */
+uint64_t ushmemi_proxy_issued(struct ushmemi_proxy *p);
 
 /* CPU time used so far by the proxy thread, in nanoseconds. */
 ushmem_status_t ushmemi_proxy_cpu_time(struct ushmemi_proxy *p, uint64_t *ns_p);

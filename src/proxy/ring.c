@@ -133,9 +133,27 @@ uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring)
     return ring->head;
 }
 
-bool ushmemi_ring_drained(struct ushmemi_ring *ring)
+bool ushmemi_ring_drained(struct ushmemi_ring *ring, const uint64_t *tail)
 {
-    return ushmem_ring_load_acquire(&ring->hdr->tail) == ring->head;
+    uint64_t handed_out = tail != NULL ? *tail : ushmem_ring_load_acquire(&ring->hdr->tail);
+    return handed_out == ring->head;
+}
+
+uint64_t ushmemi_ring_published(struct ushmemi_ring *ring)
+{
+    uint64_t t = ushmem_ring_load_acquire(&ring->hdr->head);
+    for (;;) {
+        if (ushmem_ring_load_acquire(&ring->slots[t & ring->mask].seq) == t + 1) {
+            t++;
+            continue;
+        }
+        /* Not published, or taken already and its slot given to a later
+         * ticket: then the head has passed it, and the run goes on there. */
+        uint64_t head = ushmem_ring_load_acquire(&ring->hdr->head);
+        if (head <= t)
+            return t;
+        t = head;
+    }
 }
 
 void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto)

@@ -305,6 +305,10 @@ static uint64_t *params_done_copy;
 static const struct ushmemi_transport_ops *params_transport_ops = &mock_ops;
 static int params_local_rank, params_local_size;
 static ushmem_ring_word_t done_cell;
+/* The ring's tail and values kept apart (ring.h), as in a GPU's memory:
+ * the tail's line, then one value per slot of a ring of up to 64. */
+static uint64_t ring_block[8 + 64] __attribute__((aligned(64)));
+static uint64_t *params_ring_device;
 static atomic_int done_ahead, done_writes, done_fail_next;
 
 static ushmem_status_t fake_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
@@ -332,6 +336,8 @@ static void setup(void)
     params_transport_ops = &mock_ops;
     params_local_rank = params_local_size = 0;
     done_cell = 0;
+    memset(ring_block, 0, sizeof(ring_block));
+    params_ring_device = NULL;
     atomic_store(&done_ahead, 0);
     atomic_store(&done_writes, 0);
     atomic_store(&done_fail_next, 0);
@@ -361,6 +367,7 @@ static void start_proxy_devmem(const struct ushmemi_device_ops *ops, uint32_t ca
         .abort_cb = record_abort,
         .abort_ctx = NULL,
         .done_copy = params_done_copy,
+        .ring_device = params_ring_device,
         .local_rank = params_local_rank,
         .local_size = params_local_size,
     };
@@ -499,7 +506,7 @@ static void *produce_on_copy(void *arg)
                                           .offset = offset_of(pr->id, i),
                                           .local = (uint64_t)(uintptr_t)pr->buf,
                                           .value = (uint64_t)(pr->id + 1)};
-        pr->tickets[i] = ushmem_ring_submit_on(ring, &done_cell, &prod, &req);
+        pr->tickets[i] = ushmem_ring_submit_on(ring, NULL, &done_cell, &prod, &req);
         atomic_fetch_add(&pr->published, 1);
         if (op == USHMEM_RING_OP_PUT)
             ushmem_ring_wait_on(ring, &done_cell, pr->tickets[i]);
@@ -979,7 +986,8 @@ START_TEST(device_copy_write_retried)
                                       .local = (uint64_t)(uintptr_t)producers[0].buf,
                                       .value = 1};
     atomic_store(&done_fail_next, 1);
-    ushmem_ring_wait_on(ring, &done_cell, ushmem_ring_submit_on(ring, &done_cell, &prod, &req));
+    ushmem_ring_wait_on(ring, &done_cell,
+                        ushmem_ring_submit_on(ring, NULL, &done_cell, &prod, &req));
     ck_assert_int_eq(atomic_load(&done_fail_next), 0);
     ck_assert_uint_eq(ushmem_ring_load_acquire(&done_cell), (uint64_t)nprod * n + 1);
     ck_assert_int_eq(atomic_load(&aborts), 1);
@@ -1030,10 +1038,10 @@ START_TEST(ordered_requests_complete_by_the_copy)
     struct ushmem_ring_request s_req = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_SET,
                                         .amo_type = USHMEM_RING_AMO_UINT32, .pe = 1,
                                         .offset = 0x48, .value = 7};
-    ushmem_ring_submit_on(ring, done, &prod, &p_req);
-    uint64_t g = ushmem_ring_submit_on(ring, done, &prod, &g_req);
-    uint64_t f = ushmem_ring_submit_on(ring, done, &prod, &f_req);
-    uint64_t s = ushmem_ring_submit_on(ring, done, &prod, &s_req);
+    ushmem_ring_submit_on(ring, NULL, done, &prod, &p_req);
+    uint64_t g = ushmem_ring_submit_on(ring, NULL, done, &prod, &g_req);
+    uint64_t f = ushmem_ring_submit_on(ring, NULL, done, &prod, &f_req);
+    uint64_t s = ushmem_ring_submit_on(ring, NULL, done, &prod, &s_req);
     ushmem_ring_wait_on(ring, done, s);
     uint64_t want_g = 0;
     for (int i = 7; i >= 0; i--)
@@ -1155,7 +1163,7 @@ static void *reserve_one(void *arg)
     struct reserver *rs = arg;
     struct ushmem_ring_producer prod = {0};
 
-    rs->ticket = ushmem_ring_reserve_on(rs->r, rs->done, &prod);
+    rs->ticket = ushmem_ring_reserve_on(rs->r, NULL, rs->done, &prod);
     atomic_store(&rs->returned, 1);
     return NULL;
 }
@@ -1186,6 +1194,163 @@ START_TEST(reserve_waits_on_the_copy)
     /* Without a copy, the ring's own counter says (nothing is done there). */
     ck_assert(!ushmem_ring_is_done_on(rs.r, NULL, 0));
     ushmemi_ring_destroy(r);
+}
+END_TEST
+
+/* Fetches with the ring's tail and values kept apart: each producer takes
+ * its tickets from ring_block, waits on the counter's copy and reads its
+ * values from ring_block's values, never from the ring's cells. */
+static void *fetch_apart(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *tail = (ushmem_ring_word_t *)ring_block;
+    const uint64_t *values = ring_block + 8;
+
+    for (int i = 0; i < pr->n; i++) {
+        uint64_t off = offset_of(pr->id, i), want = 0;
+        struct ushmem_ring_request g = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
+                                        .pe = i % NPES, .offset = off, .value = 8};
+        uint64_t t = ushmem_ring_submit_on(ring, tail, &done_cell, &prod, &g);
+        ushmem_ring_wait_on(ring, &done_cell, t);
+        for (int b = 7; b >= 0; b--)
+            want = want << 8 | (uint8_t)(off + (uint64_t)b);
+        if (ushmem_ring_result_take_on(ring, values, t) != want)
+            pr->errors++;
+        struct ushmem_ring_request f = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
+                                        .amo_type = USHMEM_RING_AMO_INT64,
+                                        .flags = USHMEM_RING_FLAG_RESULT, .pe = i % NPES,
+                                        .offset = off, .value = (uint64_t)i};
+        t = ushmem_ring_submit_on(ring, tail, &done_cell, &prod, &f);
+        ushmem_ring_wait_on(ring, &done_cell, t);
+        if (ushmem_ring_result_take_on(ring, values, t) != (uint64_t)i * 2 + off)
+            pr->errors++;
+        pr->tickets[i] = t;
+    }
+    ushmem_ring_quiet_on(ring, &done_cell, &prod);
+    return NULL;
+}
+
+static ushmem_status_t block_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
+{
+    (void)d;
+    ushmem_ring_store_release((ushmem_ring_word_t *)addr, value);
+    return USHMEM_OK;
+}
+
+/* Both kinds of transport, the one the device carries out in order (_i 0)
+ * and the one the proxy waits for (_i 1): 4 producers wrap a 16-slot ring
+ * 100 times, every value reaches its producer through the values apart,
+ * the tickets come from the tail apart and never from the ring's, and a
+ * quiet of the host waits for what was published. */
+START_TEST(ring_tail_and_values_apart)
+{
+    const int nprod = 4, n = 200;
+    static struct ushmemi_device_ops ops;
+
+    params_ring_device = ring_block;
+    if (_i == 0) {
+        start_ordered_proxy(16);
+    } else {
+        ops = *dev_ops;
+        ops.write64 = block_write64;
+        params_done_copy = (uint64_t *)&done_cell;
+        start_proxy(&ops, 16);
+    }
+    run_producers(nprod, n, USHMEM_RING_OP_NONE, fetch_apart);
+    join_producers(nprod);
+    for (int i = 0; i < nprod; i++)
+        ck_assert_int_eq(producers[i].errors, 0);
+    ck_assert_uint_eq(data_calls(), (size_t)nprod * n * 2);
+    ck_assert_uint_eq(ushmem_ring_load_acquire((ushmem_ring_word_t *)ring_block),
+                      (uint64_t)nprod * n * 2);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->tail), 0);
+    ck_assert_uint_eq(ushmemi_proxy_issued(proxy), (uint64_t)nprod * n * 2);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+    free_producers();
+}
+END_TEST
+
+/* produce's puts with the tail apart, never waiting. */
+static void *fire_apart(void *arg)
+{
+    struct producer *pr = arg;
+    struct ushmem_ring_producer prod = {0};
+
+    for (int i = 0; i < pr->n; i++) {
+        struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT_NBI, .pe = (pr->id + i) % NPES,
+                                          .offset = offset_of(pr->id, i),
+                                          .local = (uint64_t)(uintptr_t)pr->buf,
+                                          .value = (uint64_t)(pr->id + 1)};
+        pr->tickets[i] = ushmem_ring_submit_on(ring, (ushmem_ring_word_t *)ring_block,
+                                               &done_cell, &prod, &req);
+    }
+    return NULL;
+}
+
+/* Stop reads the tail apart through the device and executes every ticket
+ * taken from it before it returns. */
+START_TEST(stop_drains_with_the_tail_apart)
+{
+    const int nprod = 4, n = 100;
+    static struct ushmemi_device_ops ops;
+
+    ops = *dev_ops;
+    ops.write64 = block_write64;
+    params_done_copy = (uint64_t *)&done_cell;
+    params_ring_device = ring_block;
+    start_proxy_devmem(&ops, 64, USHMEMI_PROXY_DEVMEM_REFUSE);
+    mock.nbi_delay_us = 50; /* the proxy lags far behind the producers */
+    run_producers(nprod, n, USHMEM_RING_OP_NONE, fire_apart);
+    join_producers(nprod);
+    ck_assert_uint_lt(atomic_load(&mock.ncalls), (size_t)nprod * n);
+    ushmemi_proxy_stop(proxy);
+    proxy = NULL;
+    mock.ring = NULL;
+    check_ticket_order(nprod);
+    free_producers();
+}
+END_TEST
+
+/* What a quiet of the host waits for with the tail apart: the tickets
+ * published in a row from the head, past slots given to later tickets. */
+START_TEST(published_run_from_the_head)
+{
+    struct ushmemi_ring *r;
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT, .pe = 1, .value = 8};
+    struct ushmem_ring_request taken;
+    uint64_t ticket;
+
+    ck_assert_int_eq(ushmemi_ring_create(dev_ops, dev, 4, &r), USHMEM_OK);
+    struct ushmem_ring_header *h = ushmemi_ring_header(r);
+    ck_assert_uint_eq(ushmemi_ring_published(r), 0);
+    ushmem_ring_publish(h, 0, &req);
+    ushmem_ring_publish(h, 1, &req);
+    ushmem_ring_publish(h, 3, &req); /* ticket 2 taken, not yet published */
+    ck_assert_uint_eq(ushmemi_ring_published(r), 2);
+    ushmem_ring_publish(h, 2, &req);
+    ck_assert_uint_eq(ushmemi_ring_published(r), 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert(ushmemi_ring_take(r, &taken, &ticket));
+    /* Slot 0 goes to ticket 4: the run goes on from the head. */
+    ushmem_ring_publish(h, 4, &req);
+    ck_assert_uint_eq(ushmemi_ring_published(r), 5);
+    ushmemi_ring_destroy(r);
+}
+END_TEST
+
+/* The tail and values apart need the counter's copy, which completes them. */
+START_TEST(ring_apart_needs_the_copy)
+{
+    struct ushmemi_proxy_peer peers[NPES];
+    for (int pe = 0; pe < NPES; pe++)
+        peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock, USHMEMI_PROXY_DEVMEM_REFUSE};
+    struct ushmemi_proxy_params params = {
+        .dev_ops = dev_ops, .dev = dev, .capacity = 16, .npes = NPES, .peers = peers,
+        .abort_cb = record_abort, .ring_device = ring_block};
+    struct ushmemi_proxy *q = NULL;
+    ck_assert_int_eq(ushmemi_proxy_start(&params, &q), USHMEM_ERR_INVALID_PARAM);
+    ck_assert_ptr_null(q);
 }
 END_TEST
 
@@ -1543,6 +1708,10 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
+    tcase_add_loop_test(tc, ring_tail_and_values_apart, 0, 2);
+    tcase_add_test(tc, stop_drains_with_the_tail_apart);
+    tcase_add_test(tc, published_run_from_the_head);
+    tcase_add_test(tc, ring_apart_needs_the_copy);
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
     tcase_add_test(tc, cpu_lists_parsed);
     tcase_add_test(tc, helper_cpus_chosen);

@@ -65,9 +65,11 @@ USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem
     (void)scratch;
     return &ushmem_device_producer;
 }
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r,
+                                                   ushmem_ring_word_t *tail)
 {
     (void)r;
+    (void)tail;
     return ushmem_device_producer.issued;
 }
 USHMEM_DEVICE_FN uint32_t ushmemi_dev_load32(const uint32_t *p)

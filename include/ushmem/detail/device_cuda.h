@@ -72,17 +72,18 @@ USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem
 /* One lane of the threads that quiet together reads tail, once they have
  * all submitted (the sync orders their tickets before the read): thousands
  * of threads reading host memory at once hold up the copy engine. */
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r,
+                                                   ushmem_ring_word_t *tail)
 {
 #if defined(__CUDA_ARCH__)
     cooperative_groups::coalesced_group g = cooperative_groups::coalesced_threads();
     unsigned long long target = 0;
     g.sync();
     if (g.thread_rank() == 0)
-        target = ushmem_ring_load_acquire(&r->tail);
+        target = ushmem_ring_load_acquire(ushmem_ring_tail_word(r, tail));
     return g.shfl(target, 0);
 #else
-    return ushmem_ring_load_acquire(&r->tail);
+    return ushmem_ring_load_acquire(ushmem_ring_tail_word(r, tail));
 #endif
 }
 typedef cuda::atomic_ref<uint32_t, cuda::thread_scope_system> ushmemi_dev_ref32;

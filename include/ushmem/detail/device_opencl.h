@@ -52,9 +52,10 @@ USHMEM_DEVICE_FN struct ushmem_ring_producer *ushmemi_dev_producer(struct ushmem
 {
     return scratch;
 }
-USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r)
+USHMEM_DEVICE_FN uint64_t ushmemi_dev_quiet_target(struct ushmem_ring_header *r,
+                                                   ushmem_ring_word_t *tail)
 {
-    return ushmem_ring_load_acquire(&r->tail);
+    return ushmem_ring_load_acquire(ushmem_ring_tail_word(r, tail));
 }
 /* Every atomic is at all-devices scope (SPIR-V CrossDevice): the other side
  * is another process's GPU or the host. */

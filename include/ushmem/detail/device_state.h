@@ -23,7 +23,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 5
+#define USHMEM_DEVICE_STATE_VERSION 6
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -78,6 +78,10 @@ struct ushmem_device_state {
     uint64_t peer_stride;
     int32_t window_first[USHMEM_DEVICE_CLASS_COUNT];
     uint32_t window_count[USHMEM_DEVICE_CLASS_COUNT];
+    /* The ring's tail and fetched values in this PE's own memory (ring.h):
+     * the tail word on a cache line of its own at this address, then one
+     * 8-byte value per slot; 0 when both are the ring's. */
+    uint64_t ring_device;
     /* PEs 0 .. USHMEM_DEVICE_NEAR_PES - 1 again, as in peers: a GPU reads
      * them from its constant cache instead of global memory. */
     struct ushmem_device_peer near[USHMEM_DEVICE_NEAR_PES];
@@ -109,9 +113,11 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, device_epoch_offs
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peer_stride) == 72,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, near) == 112,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, ring_device) == 112,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 112 + 16 * USHMEM_DEVICE_NEAR_PES,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, near) == 120,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 120 + 16 * USHMEM_DEVICE_NEAR_PES,
                           "device state size");
 
 #endif

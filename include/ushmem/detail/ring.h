@@ -51,6 +51,17 @@
  *     header: producers are told it beside the ring
  *     (ushmem_device_state.ring_done_offset), and the functions below take
  *     it as `done`, NULL meaning `completed` itself.
+ *   - Where producers reach another memory faster than the ring's (a GPU's
+ *     own), the tickets and the fetched values may live there instead,
+ *     told to producers beside the ring as `done` is
+ *     (ushmem_device_state.ring_device) and taken by the functions below
+ *     as `tail` and `values`, NULL meaning the ring's own. Tickets then
+ *     cost the producer no round trip over the link, and the consumer
+ *     never reads that tail: it polls seq alone, as always. A fetched
+ *     value then goes into values[ticket % capacity], written by the
+ *     device ahead of the copy of the counter that completes its ticket,
+ *     so the producer reads it with no tag to wait for; the cell's ack in
+ *     the ring still tells the consumer when the value was read.
  *   - `errors` counts requests that failed; the proxy reports each one
  *     through its abort callback (which normally ends the job) and still
  *     counts it completed, so a producer never waits forever on it. */
@@ -86,7 +97,7 @@ typedef unsigned long uint64_t;
 #endif
 
 /* Bumped on any change to the layout or the protocol above. */
-#define USHMEM_RING_VERSION 4
+#define USHMEM_RING_VERSION 5
 #define USHMEM_RING_CACHELINE 64
 #define USHMEM_RING_REQUEST_SIZE 64
 
@@ -488,13 +499,23 @@ USHMEM_RING_INLINE ushmem_ring_word_t *ushmem_ring_done_word(struct ushmem_ring_
     return done != NULL ? done : &r->completed;
 }
 
-/* Takes a ticket and waits until its slot is free: on head, or with a
- * faster copy of completed (a lower bound of head) on that. */
+/* The word that tickets are taken from: `tail`, or the header's when tail
+ * is NULL. */
+USHMEM_RING_INLINE ushmem_ring_word_t *ushmem_ring_tail_word(struct ushmem_ring_header *r,
+                                                             ushmem_ring_word_t *tail)
+{
+    return tail != NULL ? tail : &r->tail;
+}
+
+/* Takes a ticket (from `tail`, NULL for the header's) and waits until its
+ * slot is free: on head, or with a faster copy of completed (a lower bound
+ * of head) on that. */
 USHMEM_RING_INLINE uint64_t ushmem_ring_reserve_on(struct ushmem_ring_header *r,
+                                                   ushmem_ring_word_t *tail,
                                                    ushmem_ring_word_t *done,
                                                    struct ushmem_ring_producer *p)
 {
-    uint64_t ticket = ushmem_ring_take_ticket(&r->tail);
+    uint64_t ticket = ushmem_ring_take_ticket(ushmem_ring_tail_word(r, tail));
     unsigned spins = 0;
 
     if (ticket - p->head_seen < r->capacity)
@@ -510,7 +531,7 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_reserve_on(struct ushmem_ring_header *r,
 USHMEM_RING_INLINE uint64_t ushmem_ring_reserve(struct ushmem_ring_header *r,
                                                 struct ushmem_ring_producer *p)
 {
-    return ushmem_ring_reserve_on(r, NULL, p);
+    return ushmem_ring_reserve_on(r, NULL, NULL, p);
 }
 
 /* Fills the reserved slot from req (its seq is ignored) and publishes it:
@@ -536,11 +557,12 @@ USHMEM_RING_INLINE void ushmem_ring_publish(struct ushmem_ring_header *r, uint64
 
 /* reserve + publish; remembers the ticket in the producer for quiet. */
 USHMEM_RING_INLINE uint64_t ushmem_ring_submit_on(struct ushmem_ring_header *r,
+                                                  ushmem_ring_word_t *tail,
                                                   ushmem_ring_word_t *done,
                                                   struct ushmem_ring_producer *p,
                                                   const struct ushmem_ring_request *req)
 {
-    uint64_t ticket = ushmem_ring_reserve_on(r, done, p);
+    uint64_t ticket = ushmem_ring_reserve_on(r, tail, done, p);
 
     ushmem_ring_publish(r, ticket, req);
     if (ticket + 1 > p->issued)
@@ -552,7 +574,7 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_submit(struct ushmem_ring_header *r,
                                                struct ushmem_ring_producer *p,
                                                const struct ushmem_ring_request *req)
 {
-    return ushmem_ring_submit_on(r, NULL, p, req);
+    return ushmem_ring_submit_on(r, NULL, NULL, p, req);
 }
 
 /* 1 when the request with this ticket is done. */
@@ -584,19 +606,34 @@ USHMEM_RING_INLINE void ushmem_ring_wait(struct ushmem_ring_header *r, uint64_t 
 }
 
 /* The value of a done FLAG_RESULT request, read once: acknowledges it so
- * that the consumer may use the cell again. */
-USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r, uint64_t ticket)
+ * that the consumer may use the cell again. With `values` (the ring's
+ * values kept apart, see the protocol), the value is values[ticket %
+ * capacity], written before the completion the caller waited for; NULL:
+ * the cell's own, once its tag names the ticket. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_result_take_on(struct ushmem_ring_header *r,
+                                                       const uint64_t *values, uint64_t ticket)
 {
     struct ushmem_ring_result *cells =
         (struct ushmem_ring_result *)((char *)r + r->results_offset);
-    struct ushmem_ring_result *cell = &cells[ticket & (uint64_t)(r->capacity - 1)];
-    unsigned spins = 0;
+    uint64_t index = ticket & (uint64_t)(r->capacity - 1);
+    struct ushmem_ring_result *cell = &cells[index];
+    uint64_t value;
 
-    while (ushmem_ring_load_acquire(&cell->tag) != ticket + 1)
-        ushmem_ring_backoff(&spins); /* written before the ticket completed */
-    uint64_t value = *(volatile uint64_t *)&cell->value;
+    if (values != NULL) {
+        value = *(const volatile uint64_t *)&values[index];
+    } else {
+        unsigned spins = 0;
+        while (ushmem_ring_load_acquire(&cell->tag) != ticket + 1)
+            ushmem_ring_backoff(&spins); /* written before the ticket completed */
+        value = *(volatile uint64_t *)&cell->value;
+    }
     ushmem_ring_store_release(&cell->ack, ticket + 1);
     return value;
+}
+
+USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r, uint64_t ticket)
+{
+    return ushmem_ring_result_take_on(r, NULL, ticket);
 }
 
 /* Waits until every request this producer submitted is done. */

@@ -463,7 +463,8 @@ int main(int argc, char **argv)
         pthread_join(threads[t], NULL);
     /* Calls took the proxy whenever it runs here: by force, or for other PEs. */
     if (ushmem_device_state.ring != NULL)
-        MPE_CHECK(ushmem_ring_load_acquire(&ushmem_device_state.ring->tail) > 0,
+        MPE_CHECK(ushmem_ring_load_acquire(ushmem_ring_tail_word(
+                      ushmem_device_state.ring, ushmemi_dev_ring_tail(&ushmem_device_state))) > 0,
                   "the proxy runs but no request went through its ring");
     ushmem_barrier_all();
     check_received();
