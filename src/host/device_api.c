@@ -400,8 +400,9 @@ static uint64_t *proxy_done_copy(void)
  * a get on one H200 shared by 2 PEs, against 20 us into host memory). */
 static uint64_t *proxy_ring_device(bool force_proxy, const struct ushmem_device_peer *peers)
 {
+    const char *off = getenv("USHMEMI_RING_DEVICE"); /* measurement switch: 0, the ring's own */
     if (dev_api.done_copy == NULL || ushmemi_settings.proxy_ring_size > USHMEMI_RING_DEVICE_SLOTS ||
-        proxied_on_this_device(force_proxy, peers) >= 0)
+        proxied_on_this_device(force_proxy, peers) >= 0 || (off != NULL && strcmp(off, "0") == 0))
         return NULL;
     ushmemi_host_copy_zero(ushmemi_g.reserved->ring_device,
                            sizeof(ushmemi_g.reserved->ring_device));
