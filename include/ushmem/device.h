@@ -224,14 +224,12 @@ USHMEM_DEVICE_FN ushmem_ring_word_t *ushmemi_dev_ring_done(const struct ushmem_d
  * NULL for the ring's own. */
 USHMEM_DEVICE_FN ushmem_ring_word_t *ushmemi_dev_ring_tail(const struct ushmem_device_state *s)
 {
-    return (ushmem_ring_word_t *)(uintptr_t)s->ring_device;
+    return (ushmem_ring_word_t *)(uintptr_t)s->ring_tail;
 }
 
 USHMEM_DEVICE_FN const uint64_t *ushmemi_dev_ring_values(const struct ushmem_device_state *s)
 {
-    if (s->ring_device == 0)
-        return NULL;
-    return (const uint64_t *)(uintptr_t)(s->ring_device + USHMEM_RING_CACHELINE);
+    return (const uint64_t *)(uintptr_t)s->ring_values;
 }
 
 /* The offset of a symmetric address from this PE's heap start: the remote

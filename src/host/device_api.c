@@ -30,7 +30,8 @@ static struct {
     struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
     struct ushmemi_transport *ipc_ce; /* the same over the copy engine (device heaps) */
     uint64_t *done_copy; /* the proxy's copy of its completed counter; NULL: none */
-    uint64_t *ring_device; /* the ring's tail and values in the heap; NULL: the ring's */
+    /* the ring's tail and values in the heap (proxy_ring_apart); NULL: the ring's */
+    uint64_t *ring_tail, *ring_values;
 } dev_api;
 
 /* Modules of device code with their own copy of the state, registered by
@@ -341,29 +342,33 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
     return USHMEM_OK;
 }
 
-/* Through the proxy, a PE that shares its device with another waits for its
- * requests while the driver runs the other PE's kernels in turn (contexts
- * of different processes are time-sliced): correct, but slow enough that
- * kernels issuing many blocking calls look hung. Said once, at init. */
-/* A PE that shares this PE's device and is reached through the proxy for
- * some class, or -1. */
-static int proxied_on_this_device(bool force_proxy, const struct ushmem_device_peer *peers)
+/* A PE on this PE's device (this PE itself too when `self`) that is
+ * reached through the proxy for some class, or -1. */
+static int proxied_on_this_device(bool force_proxy, const struct ushmem_device_peer *peers,
+                                  bool self)
 {
-    if (!ushmemi_g.heap_is_device || ushmemi_g.pair_caps == NULL)
+    if (!ushmemi_g.heap_is_device)
         return -1;
     for (int pe = 0; pe < ushmemi_g.n_pes; pe++) {
         bool proxied = force_proxy;
         for (int cls = 0; cls < USHMEMI_CLASS_COUNT; cls++)
             proxied |= !peers[pe].direct[cls];
-        if (pe != ushmemi_g.my_pe && proxied && ushmemi_g.pair_caps[pe].same_device)
+        bool here = pe == ushmemi_g.my_pe
+                        ? self
+                        : ushmemi_g.pair_caps != NULL && ushmemi_g.pair_caps[pe].same_device;
+        if (proxied && here)
             return pe;
     }
     return -1;
 }
 
+/* Through the proxy, a PE that shares its device with another waits for its
+ * requests while the driver runs the other PE's kernels in turn (contexts
+ * of different processes are time-sliced): correct, but slow enough that
+ * kernels issuing many blocking calls look hung. Said once, at init. */
 static void warn_shared_device(bool force_proxy, const struct ushmem_device_peer *peers)
 {
-    int pe = proxied_on_this_device(force_proxy, peers);
+    int pe = proxied_on_this_device(force_proxy, peers, false);
     if (pe >= 0)
         ushmemi_warn("device API: PE %d shares its %s device with PE %d and device calls go "
                      "through the proxy thread: the driver runs their kernels in turn, so "
@@ -394,19 +399,25 @@ static uint64_t *proxy_done_copy(void)
 
 /* Where device code takes the ring's tickets and finds fetched values: in
  * the heap next to the counter's copy, which completes them, when the ring
- * fits there (its slots are USHMEM_PROXY_RING_SIZE); else in the ring.
- * Not where the proxy reaches a PE on this device: a get's value would be
- * a copy within the device, which waited for the GPU's time slice (4.7 ms
- * a get on one H200 shared by 2 PEs, against 20 us into host memory). */
-static uint64_t *proxy_ring_device(bool force_proxy, const struct ushmem_device_peer *peers)
+ * fits there (its slots are USHMEM_PROXY_RING_SIZE); else in the ring. The
+ * values stay in the ring where the proxy reaches a PE on this device,
+ * this one included: a get's value would be a copy within the device,
+ * which waited for the GPU (4.7 ms a get on one H200 shared by 2 PEs,
+ * against 20 us into the ring's cell in host memory). */
+static void proxy_ring_apart(bool force_proxy, const struct ushmem_device_peer *peers)
 {
-    const char *off = getenv("USHMEMI_RING_DEVICE"); /* measurement switch: 0, the ring's own */
+    /* Measurement and test switch: 0, the ring's own tail and cells; 2,
+     * the values apart wherever the tail is (the cpu backend's tests). */
+    const char *sw = getenv("USHMEMI_RING_DEVICE");
+    dev_api.ring_tail = dev_api.ring_values = NULL;
     if (dev_api.done_copy == NULL || ushmemi_settings.proxy_ring_size > USHMEMI_RING_DEVICE_SLOTS ||
-        proxied_on_this_device(force_proxy, peers) >= 0 || (off != NULL && strcmp(off, "0") == 0))
-        return NULL;
+        (sw != NULL && strcmp(sw, "0") == 0))
+        return;
     ushmemi_host_copy_zero(ushmemi_g.reserved->ring_device,
                            sizeof(ushmemi_g.reserved->ring_device));
-    return ushmemi_g.reserved->ring_device;
+    dev_api.ring_tail = ushmemi_g.reserved->ring_device;
+    if (proxied_on_this_device(force_proxy, peers, true) < 0 || (sw != NULL && strcmp(sw, "2") == 0))
+        dev_api.ring_values = ushmemi_g.reserved->ring_device + 8;
 }
 
 static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_peer *peers)
@@ -427,11 +438,13 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         ushmemi_debug("device API: the proxy copies its completed counter into the heap, offset "
                       "%zu, where device code waits on it",
                       (size_t)((char *)dev_api.done_copy - ushmemi_g.heap_base));
-    dev_api.ring_device = proxy_ring_device(force_proxy, peers);
-    if (dev_api.ring_device != NULL)
-        ushmemi_debug("device API: device code takes the ring's tickets and reads fetched values "
-                      "in the heap, offset %zu",
-                      (size_t)((char *)dev_api.ring_device - ushmemi_g.heap_base));
+    proxy_ring_apart(force_proxy, peers);
+    if (dev_api.ring_tail != NULL)
+        ushmemi_debug("device API: device code takes the ring's tickets in the heap, offset %zu, "
+                      "and reads fetched values %s",
+                      (size_t)((char *)dev_api.ring_tail - ushmemi_g.heap_base),
+                      dev_api.ring_values != NULL ? "there too"
+                                                  : "in the ring (a proxied PE on this device)");
     struct ushmemi_proxy_params params = {
         .dev_ops = ushmemi_g.dev_ops,
         .dev = ushmemi_g.dev,
@@ -444,7 +457,8 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         .abort_cb = proxy_failed,
         .abort_ctx = NULL,
         .done_copy = dev_api.done_copy,
-        .ring_device = dev_api.ring_device,
+        .ring_tail = dev_api.ring_tail,
+        .ring_values = dev_api.ring_values,
         .idle_spin = ushmemi_g.idle_spin,
         .warm_offset = offsetof(struct ushmemi_reserved, warm_word),
     };
@@ -517,7 +531,8 @@ ushmem_status_t ushmemi_device_api_init(void)
         .ring_done_offset = ushmemi_g.proxy != NULL && dev_api.done_copy != NULL
                                 ? (uint32_t)offsetof(struct ushmemi_reserved, ring_done)
                                 : 0,
-        .ring_device = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_device : 0,
+        .ring_tail = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_tail : 0,
+        .ring_values = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_values : 0,
     };
     memcpy(ushmem_device_state.near, peers,
            (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
@@ -536,7 +551,7 @@ stop_proxy:
     ushmemi_g.proxy = NULL;
 free_ipc:
     dev_api.done_copy = NULL;
-    dev_api.ring_device = NULL;
+    dev_api.ring_tail = dev_api.ring_values = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc_ce);
@@ -573,7 +588,7 @@ void ushmemi_device_api_fini(void)
     ushmemi_proxy_stop(ushmemi_g.proxy);
     ushmemi_g.proxy = NULL;
     dev_api.done_copy = NULL;
-    dev_api.ring_device = NULL;
+    dev_api.ring_tail = dev_api.ring_values = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc);
     dev_api.ipc = NULL;
     ushmemi_ipc_transport_destroy(dev_api.ipc_ce);

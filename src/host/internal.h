@@ -64,9 +64,9 @@ struct ushmemi_reserved {
     /* Written by peers' proxies to keep the link in use; never read. */
     uint64_t warm_word;
     /* The proxy ring's tail and fetched values where device code takes
-     * them (ring.h, struct ushmem_device_state's ring_device), for rings
-     * of up to USHMEMI_RING_DEVICE_SLOTS slots: the tail's cache line,
-     * then a value per slot. */
+     * them (ring.h, struct ushmem_device_state's ring_tail and
+     * ring_values), for rings of up to USHMEMI_RING_DEVICE_SLOTS slots: the
+     * tail's cache line, then a value per slot. */
     uint64_t ring_device[USHMEMI_RING_DEVICE_SLOTS + 8] __attribute__((aligned(64)));
     unsigned char scratch[USHMEMI_SCRATCH_SIZE] __attribute__((aligned(64)));
     /* mbox[s]: the slots world PE s sends this PE messages in; mbox_ack[r]:

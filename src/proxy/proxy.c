@@ -96,8 +96,8 @@ struct ushmemi_proxy {
     bool nbi_pending;   /* any transport's nbi_pending */
     uint64_t published; /* the completed counter as last published */
     uint64_t *done_copy;  /* params.done_copy */
-    /* params.ring_device: the producers' tail, and the values of
-     * FLAG_RESULT requests, in device memory; NULL: the ring's own. */
+    /* params.ring_tail and ring_values: the producers' tail, and the
+     * values of FLAG_RESULT requests, in device memory; NULL: the ring's. */
     uint64_t *device_tail, *device_values;
     uint64_t tail_read; /* device_tail's value as last read (producers_tail) */
     uint64_t done_copied; /* the value last written there */
@@ -1091,7 +1091,8 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
                       "copies", params->my_pe, params->dev_ops->name);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    if (params->ring_device != NULL && params->done_copy == NULL) {
+    if ((params->ring_tail != NULL || params->ring_values != NULL) &&
+        params->done_copy == NULL) {
         ushmemi_error("ushmemi_proxy_start: on PE %d: the ring's tail and values in device "
                       "memory need the counter's copy there, which completes them",
                       params->my_pe);
@@ -1108,10 +1109,8 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->npes = params->npes;
     p->abort_cb = params->abort_cb;
     p->done_copy = params->done_copy;
-    if (params->ring_device != NULL) {
-        p->device_tail = params->ring_device;
-        p->device_values = params->ring_device + USHMEM_RING_CACHELINE / sizeof(uint64_t);
-    }
+    p->device_tail = params->ring_tail;
+    p->device_values = params->ring_values;
     p->idle_spin = params->idle_spin != 0;
     p->warm_offset = params->warm_offset;
     const char *warm = getenv("USHMEMI_PROXY_WARM"); /* measurement switch */

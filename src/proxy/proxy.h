@@ -97,11 +97,12 @@ struct ushmemi_proxy_params {
      * of host memory. NULL: no copy. */
     uint64_t *done_copy;
     /* Where the producers take tickets and read fetched values instead of
-     * the ring (ring.h): a zeroed block of device memory, the tail's cache
-     * line and then one 8-byte value per slot, which the proxy writes by
-     * dev_ops->write64 and its transports' copies, ahead of done_copy
-     * (required with it). NULL: the ring's own. */
-    uint64_t *ring_device;
+     * the ring (ring.h), in device memory, zeroed: a tail word on a cache
+     * line of its own; one 8-byte value per slot, which the proxy writes by
+     * dev_ops->write64 and its transports' copies, ahead of done_copy.
+     * Either needs done_copy; NULL: the ring's own. */
+    uint64_t *ring_tail;
+    uint64_t *ring_values;
     /* 1: when no request comes, keep polling (a request after a quiet spell
      * is taken at once, for a CPU core); 0: poll, yield, then sleep with
      * backoff up to 1 ms (almost no CPU). */
@@ -152,7 +153,7 @@ ushmem_status_t ushmemi_proxy_stream_post(struct ushmemi_proxy *p,
                                           struct ushmemi_proxy_stream_slot *slot_p);
 
 /* The tickets that a quiet of the host waits for: every one handed out,
- * or, where producers take them in device memory (params.ring_device),
+ * or, where producers take them in device memory (params.ring_tail),
  * every one published so far (a ticket taken and not yet published
  * belongs to a kernel still running, which the host does not order). */
 uint64_t ushmemi_proxy_issued(struct ushmemi_proxy *p);

@@ -308,7 +308,7 @@ static ushmem_ring_word_t done_cell;
 /* The ring's tail and values kept apart (ring.h), as in a GPU's memory:
  * the tail's line, then one value per slot of a ring of up to 64. */
 static uint64_t ring_block[8 + 64] __attribute__((aligned(64)));
-static uint64_t *params_ring_device;
+static uint64_t *params_ring_tail, *params_ring_values;
 static atomic_int done_ahead, done_writes, done_fail_next;
 
 static ushmem_status_t fake_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
@@ -337,7 +337,7 @@ static void setup(void)
     params_local_rank = params_local_size = 0;
     done_cell = 0;
     memset(ring_block, 0, sizeof(ring_block));
-    params_ring_device = NULL;
+    params_ring_tail = params_ring_values = NULL;
     atomic_store(&done_ahead, 0);
     atomic_store(&done_writes, 0);
     atomic_store(&done_fail_next, 0);
@@ -367,7 +367,8 @@ static void start_proxy_devmem(const struct ushmemi_device_ops *ops, uint32_t ca
         .abort_cb = record_abort,
         .abort_ctx = NULL,
         .done_copy = params_done_copy,
-        .ring_device = params_ring_device,
+        .ring_tail = params_ring_tail,
+        .ring_values = params_ring_values,
         .local_rank = params_local_rank,
         .local_size = params_local_size,
     };
@@ -1197,15 +1198,16 @@ START_TEST(reserve_waits_on_the_copy)
 }
 END_TEST
 
-/* Fetches with the ring's tail and values kept apart: each producer takes
- * its tickets from ring_block, waits on the counter's copy and reads its
- * values from ring_block's values, never from the ring's cells. */
+/* Fetches with the ring's tail (and, where params_ring_values is set, its
+ * values) kept apart: each producer takes its tickets from ring_block,
+ * waits on the counter's copy and reads its values from ring_block's
+ * values, never from the ring's cells, or else from the cells. */
 static void *fetch_apart(void *arg)
 {
     struct producer *pr = arg;
     struct ushmem_ring_producer prod = {0};
     ushmem_ring_word_t *tail = (ushmem_ring_word_t *)ring_block;
-    const uint64_t *values = ring_block + 8;
+    const uint64_t *values = params_ring_values;
 
     for (int i = 0; i < pr->n; i++) {
         uint64_t off = offset_of(pr->id, i), want = 0;
@@ -1238,18 +1240,20 @@ static ushmem_status_t block_write64(struct ushmemi_device *d, uint64_t *addr, u
     return USHMEM_OK;
 }
 
-/* Both kinds of transport, the one the device carries out in order (_i 0)
- * and the one the proxy waits for (_i 1): 4 producers wrap a 16-slot ring
- * 100 times, every value reaches its producer through the values apart,
- * the tickets come from the tail apart and never from the ring's, and a
- * quiet of the host waits for what was published. */
+/* Both kinds of transport, the one the device carries out in order (_i 0,
+ * 2) and the one the proxy waits for (_i 1, 3), with the values apart (0,
+ * 1) or in the ring's cells (2, 3): 4 producers wrap a 16-slot ring 100
+ * times, every value reaches its producer, the tickets come from the tail
+ * apart and never from the ring's, and a quiet of the host waits for what
+ * was published. */
 START_TEST(ring_tail_and_values_apart)
 {
     const int nprod = 4, n = 200;
     static struct ushmemi_device_ops ops;
 
-    params_ring_device = ring_block;
-    if (_i == 0) {
+    params_ring_tail = ring_block;
+    params_ring_values = _i < 2 ? ring_block + 8 : NULL;
+    if (_i % 2 == 0) {
         start_ordered_proxy(16);
     } else {
         ops = *dev_ops;
@@ -1298,7 +1302,7 @@ START_TEST(stop_drains_with_the_tail_apart)
     ops = *dev_ops;
     ops.write64 = block_write64;
     params_done_copy = (uint64_t *)&done_cell;
-    params_ring_device = ring_block;
+    params_ring_tail = ring_block;
     start_proxy_devmem(&ops, 64, USHMEMI_PROXY_DEVMEM_REFUSE);
     mock.nbi_delay_us = 50; /* the proxy lags far behind the producers */
     run_producers(nprod, n, USHMEM_RING_OP_NONE, fire_apart);
@@ -1347,7 +1351,7 @@ START_TEST(ring_apart_needs_the_copy)
         peers[pe] = (struct ushmemi_proxy_peer){&mock_ops, &mock, USHMEMI_PROXY_DEVMEM_REFUSE};
     struct ushmemi_proxy_params params = {
         .dev_ops = dev_ops, .dev = dev, .capacity = 16, .npes = NPES, .peers = peers,
-        .abort_cb = record_abort, .ring_device = ring_block};
+        .abort_cb = record_abort, .ring_tail = ring_block};
     struct ushmemi_proxy *q = NULL;
     ck_assert_int_eq(ushmemi_proxy_start(&params, &q), USHMEM_ERR_INVALID_PARAM);
     ck_assert_ptr_null(q);
@@ -1708,7 +1712,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
-    tcase_add_loop_test(tc, ring_tail_and_values_apart, 0, 2);
+    tcase_add_loop_test(tc, ring_tail_and_values_apart, 0, 4);
     tcase_add_test(tc, stop_drains_with_the_tail_apart);
     tcase_add_test(tc, published_run_from_the_head);
     tcase_add_test(tc, ring_apart_needs_the_copy);

@@ -78,10 +78,12 @@ struct ushmem_device_state {
     uint64_t peer_stride;
     int32_t window_first[USHMEM_DEVICE_CLASS_COUNT];
     uint32_t window_count[USHMEM_DEVICE_CLASS_COUNT];
-    /* The ring's tail and fetched values in this PE's own memory (ring.h):
-     * the tail word on a cache line of its own at this address, then one
-     * 8-byte value per slot; 0 when both are the ring's. */
-    uint64_t ring_device;
+    /* Where this PE's producers take tickets and read fetched values
+     * apart from the ring, in this PE's own memory (ring.h): a tail word on
+     * a cache line of its own, and one 8-byte value per slot; 0 where they
+     * are the ring's. */
+    uint64_t ring_tail;
+    uint64_t ring_values;
     /* PEs 0 .. USHMEM_DEVICE_NEAR_PES - 1 again, as in peers: a GPU reads
      * them from its constant cache instead of global memory. */
     struct ushmem_device_peer near[USHMEM_DEVICE_NEAR_PES];
@@ -113,11 +115,11 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, device_epoch_offs
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, peer_stride) == 72,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, ring_device) == 112,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, ring_tail) == 112,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, near) == 120,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, near) == 128,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 120 + 16 * USHMEM_DEVICE_NEAR_PES,
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 128 + 16 * USHMEM_DEVICE_NEAR_PES,
                           "device state size");
 
 #endif

@@ -54,7 +54,7 @@
  *   - Where producers reach another memory faster than the ring's (a GPU's
  *     own), the tickets and the fetched values may live there instead,
  *     told to producers beside the ring as `done` is
- *     (ushmem_device_state.ring_device) and taken by the functions below
+ *     (ushmem_device_state.ring_tail and ring_values) and taken by the functions below
  *     as `tail` and `values`, NULL meaning the ring's own. Tickets then
  *     cost the producer no round trip over the link, and the consumer
  *     never reads that tail: it polls seq alone, as always. A fetched
