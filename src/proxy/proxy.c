@@ -506,6 +506,15 @@ static void fence_pending(struct ushmemi_proxy *p, uint64_t ticket)
     }
 }
 
+/* A refused request that asked for a value gets 0 in its cell, so that its
+ * reader, if the job goes on, reads nobody else's. */
+static void refuse_result(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                          uint64_t ticket)
+{
+    if (req->flags & USHMEM_RING_FLAG_RESULT)
+        put_result(p, ticket, 0);
+}
+
 static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *req, uint64_t ticket)
 {
     const struct transport_ref *tr;
@@ -522,6 +531,7 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
         fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
              "unknown request op %u to PE %d (remote offset 0x%" PRIx64 ", local address 0x%" PRIx64
              ")", req->op, req->pe, req->offset, req->local);
+        refuse_result(p, req, ticket);
         return;
     }
     if (req->pe < 0 || req->pe >= p->npes || p->pe_transport[req->pe] < 0) {
@@ -529,6 +539,7 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
              "%s to PE %d refused: no proxy route to that PE (of %d; remote offset 0x%" PRIx64
              ", local address 0x%" PRIx64 ")",
              op_name(req, name, sizeof(name)), req->pe, p->npes, req->offset, req->local);
+        refuse_result(p, req, ticket);
         return;
     }
     tr = &p->transports[p->pe_transport[req->pe]];

@@ -37,8 +37,8 @@ uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring);
 /* True when every ticket handed out so far has been taken: tail is the
  * ring's own tail, or the value of the producers' one read elsewhere. */
 bool ushmemi_ring_drained(struct ushmemi_ring *ring, const uint64_t *tail);
-/* From any thread: one past the last of the tickets published in a row
- * from the consumer's head (at least the head). */
+/* From any thread: one past the last ticket published so far (at least
+ * the consumer's head). */
 uint64_t ushmemi_ring_published(struct ushmemi_ring *ring);
 /* Marks every ticket below `upto` done, for producers waiting on it. */
 void ushmemi_ring_complete(struct ushmemi_ring *ring, uint64_t upto);
@@ -153,9 +153,10 @@ ushmem_status_t ushmemi_proxy_stream_post(struct ushmemi_proxy *p,
                                           struct ushmemi_proxy_stream_slot *slot_p);
 
 /* The tickets that a quiet of the host waits for: every one handed out,
- * or, where producers take them in device memory (params.ring_tail),
- * every one published so far (a ticket taken and not yet published
- * belongs to a kernel still running, which the host does not order). */
+ * or, where producers take them in device memory (params.ring_tail), every
+ * one up to the last published so far (a ticket taken after it and not yet
+ * published belongs to a kernel still running, which the host does not
+ * order). */
 uint64_t ushmemi_proxy_issued(struct ushmemi_proxy *p);
 
 /* CPU time used so far by the proxy thread, in nanoseconds. */

@@ -1316,9 +1316,10 @@ START_TEST(stop_drains_with_the_tail_apart)
 }
 END_TEST
 
-/* What a quiet of the host waits for with the tail apart: the tickets
- * published in a row from the head, past slots given to later tickets. */
-START_TEST(published_run_from_the_head)
+/* What a quiet of the host waits for with the tail apart: every ticket up
+ * to the last one published, a ticket published behind one not yet
+ * published included, and past slots given to later tickets. */
+START_TEST(published_up_to_the_last)
 {
     struct ushmemi_ring *r;
     struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT, .pe = 1, .value = 8};
@@ -1330,16 +1331,50 @@ START_TEST(published_run_from_the_head)
     ck_assert_uint_eq(ushmemi_ring_published(r), 0);
     ushmem_ring_publish(h, 0, &req);
     ushmem_ring_publish(h, 1, &req);
-    ushmem_ring_publish(h, 3, &req); /* ticket 2 taken, not yet published */
     ck_assert_uint_eq(ushmemi_ring_published(r), 2);
+    ushmem_ring_publish(h, 3, &req); /* ticket 2 taken, not yet published */
+    ck_assert_uint_eq(ushmemi_ring_published(r), 4);
     ushmem_ring_publish(h, 2, &req);
     ck_assert_uint_eq(ushmemi_ring_published(r), 4);
     for (int i = 0; i < 4; i++)
         ck_assert(ushmemi_ring_take(r, &taken, &ticket));
-    /* Slot 0 goes to ticket 4: the run goes on from the head. */
+    ck_assert_uint_eq(ushmemi_ring_published(r), 4);
+    /* Slot 0 goes to ticket 4. */
     ushmem_ring_publish(h, 4, &req);
     ck_assert_uint_eq(ushmemi_ring_published(r), 5);
     ushmemi_ring_destroy(r);
+}
+END_TEST
+
+/* A kernel that ended left ticket 1, published behind ticket 0 of a
+ * kernel still submitting: a quiet of the host covers ticket 1, which
+ * completes once ticket 0 is there and done. */
+START_TEST(host_quiet_covers_a_ticket_behind_a_gap)
+{
+    static struct ushmemi_device_ops ops;
+    struct ushmem_ring_producer prod = {0};
+    char buf[8];
+
+    ops = *dev_ops;
+    ops.write64 = block_write64;
+    params_done_copy = (uint64_t *)&done_cell;
+    params_ring_tail = ring_block;
+    start_proxy(&ops, 16);
+    uint64_t gap = ushmem_ring_take_ticket((ushmem_ring_word_t *)ring_block);
+    struct ushmem_ring_request req = {.op = USHMEM_RING_OP_PUT_NBI, .pe = 1, .offset = 8,
+                                      .local = (uint64_t)(uintptr_t)buf, .value = 8};
+    uint64_t behind = ushmem_ring_submit_on(ring, (ushmem_ring_word_t *)ring_block, &done_cell,
+                                            &prod, &req);
+    ck_assert_uint_eq(gap, 0);
+    ck_assert_uint_eq(behind, 1);
+    ck_assert_uint_eq(ushmemi_proxy_issued(proxy), 2);
+    usleep(20 * 1000);
+    ck_assert_uint_eq(data_calls(), 0); /* ticket 1 waits for ticket 0 */
+    ushmem_ring_publish(ring, gap, &req);
+    struct ushmem_ring_producer all = {ushmemi_proxy_issued(proxy), 0};
+    ushmem_ring_quiet_on(ring, NULL, &all);
+    ck_assert_uint_eq(data_calls(), 2);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
 }
 END_TEST
 
@@ -1714,7 +1749,8 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, reserve_waits_on_the_copy);
     tcase_add_loop_test(tc, ring_tail_and_values_apart, 0, 4);
     tcase_add_test(tc, stop_drains_with_the_tail_apart);
-    tcase_add_test(tc, published_run_from_the_head);
+    tcase_add_test(tc, published_up_to_the_last);
+    tcase_add_test(tc, host_quiet_covers_a_ticket_behind_a_gap);
     tcase_add_test(tc, ring_apart_needs_the_copy);
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
     tcase_add_test(tc, cpu_lists_parsed);
