@@ -97,6 +97,7 @@ run_to() {
 }
 
 # ---- ushmem ----
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 oshrun=$build/tools/oshrun
 ushmem_lib=$(find "$build" -name 'libushmem.so' -print -quit 2>/dev/null)
 ushmem_lib=${ushmem_lib%/*}
@@ -313,7 +314,7 @@ fi
 # ushmem through its proxy thread: the same programs, every device call on
 # the ring.
 if want proxy && [ $have_ushmem = 1 ]; then
-    if [ -x "$bin/dev_put_bw_ushmem" ]; then
+    if [ -x "$bin/dev_put_bw_ushmem" ] && [ "$ngpus" -ge 2 ]; then
         run_ushmem "$out/dev_put_bw_block_proxy.txt" 90 1G env USHMEM_DEVICE_ROUTE=proxy \
             "$bin/dev_put_bw_ushmem" --scope block --blocks 32 --threads 1024 "${put_args[@]}" ||
             say "dev_put_bw through the proxy exited $?: see dev_put_bw_block_proxy.txt"
@@ -331,17 +332,41 @@ if want proxy && [ $have_ushmem = 1 ]; then
     busy_list=${PROXY_BUSY_US:-0,100,1000,10000,100000,1000000}
     idle_list=${PROXY_IDLE_US:-0,1000,10000,100000}
     lat_ops=p,g,fadd,signal,barrier
+    # With one GPU, two PEs would take turns on it: one PE instead, whose
+    # requests go to itself through its proxy (dev_latency --self: p and
+    # the signal one hop a round), against the floor on that GPU
+    # (proxy_floor --one-gpu).
+    self=()
+    [ "$ngpus" -lt 2 ] && self=(--self)
+    # What the proxy did before folding the counter's copy into the request
+    # (and, on one GPU, before a PE's values to itself went to its heap).
+    before=(USHMEMI_PROXY_FOLD=0)
+    [ "$ngpus" -lt 2 ] && before+=(USHMEMI_RING_DEVICE=3)
     if [ -x "$bin/dev_latency_ushmem" ]; then
+        saved_npes=$npes
+        [ "$ngpus" -lt 2 ] && npes=1
         for mode in spin sleep; do
             list=$busy_list
             [ $mode = sleep ] && list=$idle_list
             run_ushmem "$out/dev_latency_proxy_$mode.txt" 200 512M env USHMEM_DEVICE_ROUTE=proxy \
-                USHMEM_PROXY_IDLE=$mode "$bin/dev_latency_ushmem" --op $lat_ops \
+                USHMEM_PROXY_IDLE=$mode "$bin/dev_latency_ushmem" --op $lat_ops "${self[@]}" \
                 --iters 300 --idle-us "$list" --idle-how compute --idle-cpu 10 ||
                 say "dev_latency through the proxy ($mode) exited $?: see dev_latency_proxy_$mode.txt"
             to_csv "$out/dev_latency_proxy_$mode.txt" dev_latency ushmem ushmem-proxy-$mode
         done
+        for form in now before now2 before2; do
+            env=()
+            case $form in before*) env=("${before[@]}") ;; esac
+            run_ushmem "$out/dev_latency_proxy_$form.txt" 60 512M env USHMEM_DEVICE_ROUTE=proxy \
+                USHMEM_PROXY_IDLE=spin "${env[@]}" "$bin/dev_latency_ushmem" --op $lat_ops \
+                "${self[@]}" --iters 3000 --reps 3 ||
+                say "dev_latency through the proxy ($form) exited $?: see dev_latency_proxy_$form.txt"
+            to_csv "$out/dev_latency_proxy_$form.txt" dev_latency ushmem ushmem-proxy-$form
+        done
+        npes=$saved_npes
         cp -f "$csvdir/dev_latency_ushmem-proxy-spin.csv" "$csvdir/dev_latency_ushmem-proxy.csv" 2>/dev/null
+    fi
+    if [ -x "$bin/dev_latency_ushmem" ] && [ "$ngpus" -ge 2 ]; then
         run_ushmem "$out/dev_latency_proxy_spin_hostidle.txt" 90 512M env USHMEM_DEVICE_ROUTE=proxy \
             USHMEM_PROXY_IDLE=spin "$bin/dev_latency_ushmem" --op $lat_ops --iters 10 \
             --idle-us "$idle_list" ||
@@ -352,7 +377,7 @@ if want proxy && [ $have_ushmem = 1 ]; then
             say "dev_latency direct, host idle, exited $?: see dev_latency_direct_hostidle.txt"
         to_csv "$out/dev_latency_direct_hostidle.txt" dev_latency ushmem ushmem-direct-hostidle
     fi
-    if [ -x "$bin/dev_latency_nvshmem" ] && [ $have_nv = 1 ]; then
+    if [ -x "$bin/dev_latency_nvshmem" ] && [ $have_nv = 1 ] && [ "$ngpus" -ge 2 ]; then
         run_nvshmem "$out/dev_latency_hostidle_nvshmem.txt" 90 268435456 \
             "$bin/dev_latency_nvshmem" --op $lat_ops --iters 10 --idle-us "$idle_list" \
             --idle-cpu 10 ||
@@ -361,12 +386,14 @@ if want proxy && [ $have_ushmem = 1 ]; then
     fi
     # The floor: a host thread driving the other GPU with no ring and no
     # library (test/perf/cuda/proxy_floor), in the same run.
-    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then
+    if [ "$ngpus" -ge 1 ]; then
         exe=$bin/proxy_floor
+        one=()
+        [ "$ngpus" -lt 2 ] && one=(--one-gpu)
         printf '%s\n' "nvcc -O3 -arch=sm_90 -o $exe test/perf/cuda/proxy_floor.cu" >>"$cmdlog"
         if timeout 240 nvcc -O3 -arch=sm_90 -o "$exe" test/perf/cuda/proxy_floor.cu \
             >"$out/build_proxy_floor.log" 2>&1; then
-            run_to "$out/proxy_floor_raw.txt" 90 "$exe" --iters 2000 ||
+            run_to "$out/proxy_floor_raw.txt" 90 "$exe" --iters 2000 "${one[@]}" ||
                 say "proxy_floor exited $?: see proxy_floor_raw.txt"
             awk -F, 'BEGIN { print "# proxy_floor,raw,2"; print "what,us" }
                      /^hop-[a-z+-]+,[0-9.]+,us$/ { print $1 "," $2 }' \
@@ -410,7 +437,6 @@ if want fabric && [ $have_ushmem = 1 ]; then
     fi
 fi
 # What the link carries with no library at all.
-ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 if want ceiling && [ "$ngpus" -ge 2 ]; then
     exe=$bin/nvlink_ceiling
     printf '%s\n' "nvcc -O3 -arch=sm_90 -o $exe test/perf/cuda/nvlink_ceiling.cu" >>"$cmdlog"
@@ -485,6 +511,14 @@ fi
 
 # ---- the table ----
 # val NAME IMPL KEY [COLUMN]: a value from csv/NAME_IMPL.csv, or nothing.
+# The floor's hop that a proxied op needs: a store, a copy or a kernel.
+floor_hop() {
+    case $1 in
+    p) echo hop-memop ;;
+    g | signal) echo hop-copy ;;
+    fadd) echo hop-kernel ;;
+    esac
+}
 val() {
     local csv=$csvdir/$1_$2.csv
     [ -f "$csv" ] || return 0
@@ -748,6 +782,10 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
     fi
     if want proxy && [ -f "$csvdir/dev_latency_ushmem-proxy-spin.csv" ]; then
         say ""
+        [ "$ngpus" -lt 2 ] &&
+            say "ONE GPU: 1 PE whose requests go to itself through its proxy (dev_latency" \
+                "--self: p and signal one hop a round), against the floor on that GPU" \
+                "(proxy_floor --one-gpu: both sides on GPU 0); not the two-GPU figures."
         say "The proxy road (USHMEM_DEVICE_ROUTE=proxy, mapped heaps) against the floor" \
             "(proxy_floor: a host thread writing into the other GPU by a stream store, a" \
             "copy or a kernel, no ring, no library), same run. b2b: back to back, 300 in" \
@@ -757,9 +795,7 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
         printf '%-7s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n' \
             op proxy floor b2b b2b/fl busy0 0.1ms 1ms 10ms 100ms 1s worst/busy0
         for op in p g fadd signal barrier; do
-            case $op in
-            p) hop=hop-memop ;; g | signal) hop=hop-copy ;; fadd) hop=hop-kernel ;; *) hop= ;;
-            esac
+            hop=$(floor_hop "$op")
             fl=n/a
             [ -n "$hop" ] && fl=$(val proxy_floor raw "$hop")
             [ "$op" = barrier ] && fl="8(tgt)"
@@ -783,20 +819,42 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             done
         done
         say ""
-        say "Host and GPU both idle (PE 0's host sleeps T, its GPU has nothing queued): one op," \
-            "median of 15, through the awake proxy, on the direct road, and NVSHMEM's (direct)."
-        printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' op road idle0 1ms 10ms 100ms
+        say "Back to back, 3000 in one kernel, median of 3, the same binary alternating:" \
+            "now, and before (${before[*]}); the ratio to the floor (target <= 1.5; the" \
+            "barrier against 8 us)."
+        printf '%-7s | %7s | %15s | %15s | %11s | %11s\n' op floor "now (2 runs)" \
+            "before (2 runs)" now/floor before/floor
         for op in p g fadd signal barrier; do
-            for road in ushmem-proxy-hostidle ushmem-direct-hostidle nvshmem-hostidle; do
-                vals=()
-                for t in 0 1000 10000 100000; do
-                    v=$(val dev_latency "$road" "${op}_idle$t")
-                    vals+=("${v:--}")
-                done
-                printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' "$op" \
-                    "$(sed 's/-hostidle//; s/ushmem-//' <<<"$road")" "${vals[@]}"
-            done
+            hop=$(floor_hop "$op")
+            fl=8
+            [ -n "$hop" ] && fl=$(val proxy_floor raw "$hop")
+            awk -v op="$op" -v fl="${fl:-0}" -v a="$(val dev_latency ushmem-proxy-now "$op")" \
+                -v b="$(val dev_latency ushmem-proxy-now2 "$op")" \
+                -v c="$(val dev_latency ushmem-proxy-before "$op")" \
+                -v d="$(val dev_latency ushmem-proxy-before2 "$op")" 'BEGIN {
+                f = fl + 0
+                r1 = (f > 0 && a != "" && b != "") ? sprintf("%.2f-%.2f", a / f, b / f) : "n/a"
+                r2 = (f > 0 && c != "" && d != "") ? sprintf("%.2f-%.2f", c / f, d / f) : "n/a"
+                printf "%-7s | %7s | %7s %7s | %7s %7s | %11s | %11s\n", op, fl, a, b, c, d, r1, r2 }'
         done
+        if [ "$ngpus" -ge 2 ]; then
+            say ""
+            say "Host and GPU both idle (PE 0's host sleeps T, its GPU has nothing queued): one" \
+                "op, median of 15, through the awake proxy, on the direct road, and NVSHMEM's" \
+                "(direct)."
+            printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' op road idle0 1ms 10ms 100ms
+            for op in p g fadd signal barrier; do
+                for road in ushmem-proxy-hostidle ushmem-direct-hostidle nvshmem-hostidle; do
+                    vals=()
+                    for t in 0 1000 10000 100000; do
+                        v=$(val dev_latency "$road" "${op}_idle$t")
+                        vals+=("${v:--}")
+                    done
+                    printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' "$op" \
+                        "$(sed 's/-hostidle//; s/ushmem-//' <<<"$road")" "${vals[@]}"
+                done
+            done
+        fi
         printf '%-40s | spin %s %% | sleep %s %% | NVSHMEM process %s %%\n' \
             "idle process CPU, % of one core, 10 s" \
             "$(val dev_latency ushmem-proxy-spin idle_cpu_pct)" \

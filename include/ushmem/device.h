@@ -891,7 +891,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_fence_group(ushmemi_dev_scope scope)
  * proxy completes a blocking put before anything after it can be seen (on
  * the copy engine both are queued on one device, in order; a fabric put is
  * complete at the target before the next request is taken), and the wait
- * for the put, which frees the source, comes after the signal. */
+ * for the put, which frees the source, comes after the signal. Up to 8
+ * bytes (a signal's usual payload) travel in the ring itself: a store for
+ * the proxy, and no source to wait for. */
 USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, size_t nbytes,
                                              uint64_t *sig_addr, uint64_t signal, int sig_op,
@@ -919,6 +921,8 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
             ushmemi_dev_copy_word64(mapped, source);
         else
             ushmemi_dev_copy_group(mapped, source, nbytes, rank, size);
+    } else if (rank == 0 && nbytes > 0 && nbytes <= 8) {
+        ushmemi_dev_submit_in_ring(s, USHMEM_RING_OP_PUT, pe, dest, (char *)source, nbytes, 0);
     } else if (rank == 0 && nbytes > 0) {
         put_ticket = ushmemi_dev_submit(s, USHMEM_RING_OP_PUT, pe, dest,
                                         (uint64_t)(uintptr_t)source, nbytes, 0);

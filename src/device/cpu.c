@@ -787,26 +787,33 @@ static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const voi
 
 /* The value's bytes, queued like a copy from ordinary memory: they land
  * with the copies, in order. */
+static ushmem_status_t cpu_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
+
 static ushmem_status_t cpu_store(struct ushmemi_device *dev, void *addr, uint64_t value,
-                                 size_t size)
+                                 size_t size, const struct ushmemi_dev_then *then)
 {
     if (size == 0 || size > sizeof(value)) {
         ushmemi_error("cpu backend: a store of %zu bytes at %p refused (1 to 8)", size, addr);
         return USHMEM_ERR_INVALID_PARAM;
     }
-    return cpu_copy(dev, addr, &value, size); /* the host is little-endian */
+    ushmem_status_t status = cpu_copy(dev, addr, &value, size); /* the host is little-endian */
+    if (status == USHMEM_OK && then != NULL)
+        status = cpu_write64(dev, then->addr, then->value);
+    return status;
 }
 
 /* Lands the queued copies, then the atomic; its old value goes straight to
  * result, which is at least as early as a device would write it. */
 static ushmem_status_t cpu_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
                                      size_t size, uint64_t operand, uint64_t compare,
-                                     uint64_t *result)
+                                     uint64_t *result, const struct ushmemi_dev_then *then)
 {
     uint64_t old = 0;
     ushmem_status_t status = cpu_amo(dev, addr, op, size, operand, compare, &old);
     if (status == USHMEM_OK && result != NULL)
         __atomic_store_n(result, old, __ATOMIC_RELEASE);
+    if (status == USHMEM_OK && then != NULL)
+        status = cpu_write64(dev, then->addr, then->value);
     return status;
 }
 

@@ -19,18 +19,22 @@
 #include "../common/log.h"
 #include "cuda_private.h"
 
-/* ushmemi_amo(addr, operand, compare, old, op, wide): op numbered as enum
- * ushmem_ring_amo_op (checked below), wide 1 for 8 bytes, 0 for 4. */
+/* ushmemi_amo(addr, operand, compare, old, op, wide, then, then_value): op
+ * numbered as enum ushmem_ring_amo_op (checked below), wide 1 for 8 bytes,
+ * 0 for 4; where then is not 0, then_value is stored there (release, at
+ * system scope) after the old value: a word the caller waits on (the
+ * proxy's completed counter's copy), written without a call of its own. */
 static const char amo_ptx[] =
     ".version 7.0\n"
     ".target sm_70\n"
     ".address_size 64\n"
     ".visible .entry ushmemi_amo(.param .u64 p_addr, .param .u64 p_operand,\n"
-    "    .param .u64 p_compare, .param .u64 p_old, .param .u32 p_op, .param .u32 p_wide)\n"
+    "    .param .u64 p_compare, .param .u64 p_old, .param .u32 p_op, .param .u32 p_wide,\n"
+    "    .param .u64 p_then, .param .u64 p_then_value)\n"
     "{\n"
     "    .reg .pred %p;\n"
     "    .reg .b32 %r<8>;\n"
-    "    .reg .b64 %rd<8>;\n"
+    "    .reg .b64 %rd<10>;\n"
     "    ld.param.u64 %rd1, [p_addr];\n"
     "    ld.param.u64 %rd2, [p_operand];\n"
     "    ld.param.u64 %rd3, [p_compare];\n"
@@ -122,6 +126,12 @@ static const char amo_ptx[] =
     "DONE:\n"
     "    st.u64 [%rd4], %rd5;\n"
     "    membar.sys;\n"
+    "    ld.param.u64 %rd8, [p_then];\n"
+    "    ld.param.u64 %rd9, [p_then_value];\n"
+    "    setp.eq.u64 %p, %rd8, 0;\n"
+    "    @%p bra RET;\n"
+    "    st.release.sys.global.u64 [%rd8], %rd9;\n"
+    "RET:\n"
     "    ret;\n"
     "}\n";
 
@@ -355,9 +365,10 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
     if (status != USHMEM_OK)
         return status;
     CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;
-    CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_old;
+    CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_old, then = 0;
     unsigned wide = size == 8;
-    void *params[] = {&target, &operand, &compare, &old, &op, &wide};
+    uint64_t then_value = 0;
+    void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then, &then_value};
     CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->stream, params,
                                            NULL);
     if (r != CUDA_SUCCESS)
@@ -376,7 +387,7 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
  * between atomics and nobody waits for this one. */
 ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
-                                       uint64_t *result)
+                                       uint64_t *result, const struct ushmemi_dev_then *then)
 {
     ushmem_status_t status = amo_begin(dev, addr, op, size);
     if (status != USHMEM_OK)
@@ -391,8 +402,10 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
      * word, which nobody reads. */
     CUdeviceptr target = (CUdeviceptr)(uintptr_t)addr;
     CUdeviceptr old = (CUdeviceptr)(uintptr_t)(result != NULL ? result : dev->amo_discard);
+    CUdeviceptr then_addr = (CUdeviceptr)(uintptr_t)(then != NULL ? then->addr : NULL);
+    uint64_t then_value = then != NULL ? then->value : 0;
     unsigned wide = size == 8;
-    void *params[] = {&target, &operand, &compare, &old, &op, &wide};
+    void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then_addr, &then_value};
     CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->stream, params,
                                            NULL);
     if (r != CUDA_SUCCESS)

@@ -842,8 +842,30 @@ ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const v
 /* A 4- or 8-byte aligned word by a stream memory operation, other sizes and
  * alignments by half-word and byte memsets: each takes its value as an
  * argument, so nothing is read from host memory when it runs. */
+/* A store of 4 or 8 aligned bytes and the write behind it as one batch of
+ * two stream memory operations: one call into the driver instead of two. */
+static CUresult store_then(struct ushmemi_device *dev, CUdeviceptr p, uint64_t value,
+                           size_t size, const struct ushmemi_dev_then *then)
+{
+    CUstreamBatchMemOpParams ops[2];
+    memset(ops, 0, sizeof(ops));
+    ops[0].writeValue.operation =
+        size == 8 ? CU_STREAM_MEM_OP_WRITE_VALUE_64 : CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    ops[0].writeValue.address = p;
+    if (size == 8)
+        ops[0].writeValue.value64 = value;
+    else
+        ops[0].writeValue.value = (cuuint32_t)value;
+    ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    ops[1].writeValue.address = as_devptr(then->addr);
+    ops[1].writeValue.value64 = then->value;
+    /* Each with its memory barrier, as stream_write64's. */
+    ops[0].writeValue.flags = ops[1].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    return ushmemi_cu.cuStreamBatchMemOp(dev->stream, 2, ops, 0);
+}
+
 ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint64_t value,
-                                   size_t size)
+                                   size_t size, const struct ushmemi_dev_then *then)
 {
     if (size == 0 || size > 8) {
         ushmemi_error("cuda backend: a store of %zu bytes at %p refused (1 to 8)", size, addr);
@@ -857,6 +879,14 @@ ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint6
     CUdeviceptr p = as_devptr(addr);
     CUresult r;
     const char *call;
+    if (then != NULL && (size == 8 || size == 4) && (p & (size - 1)) == 0) {
+        r = store_then(dev, p, value, size, then);
+        if (r != CUDA_SUCCESS)
+            return ushmemi_cuda_fail("cuStreamBatchMemOp_v2", r, "a store of %zu bytes at %p "
+                                     "and the write of %llu at %p", size, addr,
+                                     (unsigned long long)then->value, (void *)then->addr);
+        return USHMEM_OK;
+    }
     if (size == 8 && (p & 7) == 0) {
         call = "cuStreamWriteValue64_v2";
         r = ushmemi_cu.cuStreamWriteValue64(dev->stream, p, value, CU_STREAM_WRITE_VALUE_DEFAULT);
@@ -876,7 +906,8 @@ ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint6
     }
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail(call, r, "a store of %zu bytes at %p", size, addr);
-    return USHMEM_OK;
+    return then != NULL ? ushmemi_cuda_stream_write64(dev, dev->stream, then->addr, then->value)
+                        : USHMEM_OK;
 }
 
 ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)

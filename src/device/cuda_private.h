@@ -306,10 +306,10 @@ ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
  * ushmemi_device); the caller has made the context current. */
 ushmem_status_t ushmemi_cuda_lanes_join(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint64_t value,
-                                   size_t size);
+                                   size_t size, const struct ushmemi_dev_then *then);
 ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
-                                       uint64_t *result);
+                                       uint64_t *result, const struct ushmemi_dev_then *then);
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);

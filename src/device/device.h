@@ -170,6 +170,14 @@ static inline size_t ushmemi_reduce_kind_size(enum ushmemi_reduce_kind kind)
 const char *ushmemi_reduce_op_name(enum ushmemi_reduce_op op);
 const char *ushmemi_reduce_kind_name(enum ushmemi_reduce_kind kind);
 
+/* A 64-bit word of the device's memory and the value an operation queued
+ * with it writes there once that operation is done, as a write64 queued
+ * right behind it would (the proxy's completed counter's copy). */
+struct ushmemi_dev_then {
+    uint64_t *addr;
+    uint64_t value;
+};
+
 struct ushmemi_device_ops {
     size_t size; /* sizeof(struct ushmemi_device_ops) for versioning */
     const char *name;
@@ -269,10 +277,14 @@ struct ushmemi_device_ops {
      * peer's as mapped here), without a source buffer to keep alive.
      * amo_async: amo's atomic; when result is not NULL, the old value (a
      * 4-byte word in the low half) is written to it, memory the device can
-     * write (host memory from host_alloc, or device memory). */
-    ushmem_status_t (*store)(struct ushmemi_device *dev, void *addr, uint64_t value, size_t size);
+     * write (host memory from host_alloc, or device memory).
+     * Both take a `then` (NULL: none): a write64 queued right behind them,
+     * which the backend may fold into the same submission. */
+    ushmem_status_t (*store)(struct ushmemi_device *dev, void *addr, uint64_t value, size_t size,
+                             const struct ushmemi_dev_then *then);
     ushmem_status_t (*amo_async)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
-                                 uint64_t operand, uint64_t compare, uint64_t *result);
+                                 uint64_t operand, uint64_t compare, uint64_t *result,
+                                 const struct ushmemi_dev_then *then);
     /* Optional (NULL: nothing to do): brackets a call into a library that
      * drives the device by itself (libfabric's GPU support, which copies
      * with the CUDA runtime on whatever thread calls it). enter makes the

@@ -34,6 +34,8 @@ bool ushmemi_ring_take(struct ushmemi_ring *ring, struct ushmem_ring_request *re
                        uint64_t *ticket_p);
 /* Tickets taken so far (the consumer's head). */
 uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring);
+/* True when the next ticket is published: take would return it. */
+bool ushmemi_ring_waiting(struct ushmemi_ring *ring);
 /* True when every ticket handed out so far has been taken: tail is the
  * ring's own tail, or the value of the producers' one read elsewhere. */
 bool ushmemi_ring_drained(struct ushmemi_ring *ring, const uint64_t *tail);

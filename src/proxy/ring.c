@@ -133,6 +133,11 @@ uint64_t ushmemi_ring_taken(const struct ushmemi_ring *ring)
     return ring->head;
 }
 
+bool ushmemi_ring_waiting(struct ushmemi_ring *ring)
+{
+    return ushmem_ring_load_acquire(&ring->slots[ring->head & ring->mask].seq) == ring->head + 1;
+}
+
 bool ushmemi_ring_drained(struct ushmemi_ring *ring, const uint64_t *tail)
 {
     uint64_t handed_out = tail != NULL ? *tail : ushmem_ring_load_acquire(&ring->hdr->tail);

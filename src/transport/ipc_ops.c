@@ -326,7 +326,8 @@ _Static_assert((int)USHMEMI_AMO_FETCH == (int)USHMEM_RING_AMO_FETCH &&
                "the transport and the ring number the atomics alike");
 
 static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
-                                        uint64_t sym_offset, uint64_t value, size_t len)
+                                        uint64_t sym_offset, uint64_t value, size_t len,
+                                        const struct ushmemi_dev_then *then)
 {
     char *dst;
     ushmem_status_t status = resolve(t, "put", pe, sym_offset, len, &dst);
@@ -336,12 +337,13 @@ static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
         ushmemi_error("ipc transport: the %s backend cannot queue a store", t->dev_ops->name);
         return USHMEM_ERR_UNSUPPORTED;
     }
-    return t->dev_ops->store(t->dev, dst, value, len);
+    return t->dev_ops->store(t->dev, dst, value, len, then);
 }
 
 static ushmem_status_t ce_atomic_nbi(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
                                      enum ushmemi_amo_op op, enum ushmemi_amo_type type,
-                                     uint64_t operand, uint64_t compare, uint64_t *result)
+                                     uint64_t operand, uint64_t compare, uint64_t *result,
+                                     const struct ushmemi_dev_then *then)
 {
     size_t size = amo_size(type);
     char *target;
@@ -352,7 +354,8 @@ static ushmem_status_t ce_atomic_nbi(struct ushmemi_transport *t, int pe, uint64
         ushmemi_error("ipc transport: the %s backend cannot queue an atomic", t->dev_ops->name);
         return USHMEM_ERR_UNSUPPORTED;
     }
-    return t->dev_ops->amo_async(t->dev, target, (unsigned)op, size, operand, compare, result);
+    return t->dev_ops->amo_async(t->dev, target, (unsigned)op, size, operand, compare, result,
+                                 then);
 }
 
 static ushmem_status_t ce_quiet(struct ushmemi_transport *t)

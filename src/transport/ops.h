@@ -135,13 +135,18 @@ struct ushmemi_transport_ops {
      * with no source buffer to keep alive.
      * atomic_nbi: the atomic; when result is not NULL, the old value (4
      * bytes in the low half) is written there, memory the device can write,
-     * once it has run. */
+     * once it has run.
+     * Both take a `then` (NULL: none): the device's write64 right behind
+     * them, in the same submission where the device can (the proxy's
+     * completed counter's copy without a call of its own). */
     bool device_ordered;
     ushmem_status_t (*put_value_nbi)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
-                                     uint64_t value, size_t len);
+                                     uint64_t value, size_t len,
+                                     const struct ushmemi_dev_then *then);
     ushmem_status_t (*atomic_nbi)(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
                                   enum ushmemi_amo_op op, enum ushmemi_amo_type type,
-                                  uint64_t operand, uint64_t compare, uint64_t *result);
+                                  uint64_t operand, uint64_t compare, uint64_t *result,
+                                  const struct ushmemi_dev_then *then);
 
     /* Optional (NULL: the transport cannot follow a heap that grows).
      * Collective over all PEs: every PE's heap (the one given at init) now

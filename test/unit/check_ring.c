@@ -210,22 +210,42 @@ static ushmem_status_t mock_ordered_get_nbi(struct ushmemi_transport *t, int pe,
     return USHMEM_OK;
 }
 
+/* A `then` is written as the device would, right behind the request;
+ * mock_thens counts them. */
+static atomic_ulong mock_thens;
+static atomic_int done_back; /* the counter's copy was written below its value */
+static void mock_then(const struct ushmemi_dev_then *then)
+{
+    if (then == NULL)
+        return;
+    if (then->value < __atomic_load_n(then->addr, __ATOMIC_ACQUIRE))
+        atomic_store(&done_back, 1);
+    __atomic_store_n(then->addr, then->value, __ATOMIC_RELEASE);
+    atomic_fetch_add(&mock_thens, 1);
+}
+
 static ushmem_status_t mock_put_value_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
-                                          uint64_t value, size_t len)
+                                          uint64_t value, size_t len,
+                                          const struct ushmemi_dev_then *then)
 {
     record(t, CALL_STORE, pe, offset, value, len)->first8 = value;
+    mock_then(then);
     return USHMEM_OK;
 }
 
 static ushmem_status_t mock_atomic_nbi(struct ushmemi_transport *t, int pe, uint64_t offset,
                                        enum ushmemi_amo_op op, enum ushmemi_amo_type type,
-                                       uint64_t operand, uint64_t compare, uint64_t *result)
+                                       uint64_t operand, uint64_t compare, uint64_t *result,
+                                       const struct ushmemi_dev_then *then)
 {
-    (void)type;
     (void)compare;
+    uint64_t fetched = 0; /* a fetch reads what mock_ordered_get_nbi does */
+    for (int b = (type == USHMEMI_AMO_UINT32 || type == USHMEMI_AMO_INT32 ? 3 : 7); b >= 0; b--)
+        fetched = fetched << 8 | (uint8_t)(offset + (uint64_t)b);
     if (result != NULL)
-        *result = operand * 2 + offset;
+        *result = op == USHMEMI_AMO_FETCH ? fetched : operand * 2 + offset;
     record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op);
+    mock_then(then);
     return USHMEM_OK;
 }
 
@@ -341,6 +361,8 @@ static void setup(void)
     atomic_store(&done_ahead, 0);
     atomic_store(&done_writes, 0);
     atomic_store(&done_fail_next, 0);
+    atomic_store(&mock_thens, 0);
+    atomic_store(&done_back, 0);
 }
 
 static void teardown(void)
@@ -1003,6 +1025,8 @@ END_TEST
 static ushmem_status_t ordered_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
 {
     (void)d;
+    if (value < ushmem_ring_load_acquire((ushmem_ring_word_t *)addr))
+        atomic_store(&done_back, 1);
     ushmem_ring_store_release((ushmem_ring_word_t *)addr, value);
     atomic_fetch_add(&done_writes, 1);
     return USHMEM_OK;
@@ -1064,6 +1088,76 @@ START_TEST(ordered_requests_complete_by_the_copy)
     for (int i = 0; i < 1000 && ushmem_ring_load_acquire(&ring->completed) < s + 1; i++)
         usleep(1000);
     ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->completed), s + 1);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
+/* USHMEMI_PROXY_FOLD _i (0, 1, 2; 3 is 1 with the tail and values apart):
+ * a request the producer waits for, alone in the ring, hands the counter's
+ * copy to the device with itself (a p, a fetch-add, a signal's set; an
+ * 8-byte g too, as a fetch, with 2 or with the values apart) instead of a
+ * write64 of its own; every value arrives and the copy never goes back.
+ * Then a burst of non-blocking puts: the copy ends at the last. */
+START_TEST(counter_copy_folded_into_the_request)
+{
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *done = &done_cell;
+    char fold[2] = {(char)('0' + (_i == 3 ? 1 : _i)), '\0'};
+    bool apart = _i == 3, g_folded = _i >= 2;
+
+    setenv("USHMEMI_PROXY_FOLD", fold, 1);
+    params_ring_tail = apart ? ring_block : NULL;
+    params_ring_values = apart ? ring_block + 8 : NULL;
+    ushmem_ring_word_t *tail = (ushmem_ring_word_t *)params_ring_tail;
+    start_ordered_proxy(16);
+    struct ushmem_ring_request reqs[] = {
+        {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE, .pe = 1, .offset = 0x10,
+         .local = 0x1122334455667788ull, .value = 8},
+        {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
+         .amo_type = USHMEM_RING_AMO_INT64, .flags = USHMEM_RING_FLAG_RESULT, .pe = 3,
+         .offset = 0x40, .value = 5},
+        {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_SET,
+         .amo_type = USHMEM_RING_AMO_UINT64, .pe = 1, .offset = 0x48, .value = 7},
+        {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT, .pe = 2, .offset = 0x20,
+         .value = 8},
+        {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT, .pe = 1, .offset = 0x34,
+         .value = 4},
+    };
+    uint64_t want[] = {0, 5 * 2 + 0x40, 0, 0, 0};
+    for (int i = 7; i >= 0; i--)
+        want[3] = want[3] << 8 | (uint64_t)(0x20 + i);
+    for (int i = 3; i >= 0; i--)
+        want[4] = want[4] << 8 | (uint64_t)(0x34 + i);
+    for (int round = 0; round < 20; round++)
+        for (size_t k = 0; k < sizeof(reqs) / sizeof(reqs[0]); k++) {
+            uint64_t t = ushmem_ring_submit_on(ring, tail, done, &prod, &reqs[k]);
+            ushmem_ring_wait_on(ring, done, t);
+            ck_assert_uint_ge(ushmem_ring_load_acquire(done), t + 1);
+            if (reqs[k].flags & USHMEM_RING_FLAG_RESULT) {
+                uint64_t v = apart ? ushmem_ring_result_take_on(ring, params_ring_values, t)
+                                   : ushmem_ring_result_take(ring, t);
+                if (reqs[k].op == USHMEM_RING_OP_GET && reqs[k].value == 4)
+                    v &= 0xffffffffu; /* a 4-byte g reads the low half */
+                ck_assert_uint_eq(v, want[k]);
+            }
+        }
+    /* 20 rounds of 5: with 0 every ticket is a write64, else the g's unless
+     * they are folded too. */
+    unsigned long folded = _i == 0 ? 0 : g_folded ? 100 : 60;
+    ck_assert_uint_eq(atomic_load(&mock_thens), folded);
+    ck_assert_int_eq(atomic_load(&done_writes), 100 - (int)folded);
+    size_t n = atomic_load(&mock.ncalls);
+    ck_assert_int_eq(mock.calls[n - 1].kind, g_folded ? CALL_AMO : CALL_GET_NBI);
+
+    struct ushmem_ring_request burst = {.op = USHMEM_RING_OP_PUT_NBI,
+                                        .flags = USHMEM_RING_FLAG_INLINE, .pe = 2,
+                                        .offset = 0x50, .local = 9, .value = 8};
+    uint64_t last = 0;
+    for (int i = 0; i < 200; i++)
+        last = ushmem_ring_submit_on(ring, tail, done, &prod, &burst);
+    ushmem_ring_quiet_on(ring, done, &prod);
+    ck_assert_uint_eq(ushmem_ring_load_acquire(done), last + 1);
+    ck_assert_int_eq(atomic_load(&done_back), 0);
     ck_assert_int_eq(atomic_load(&aborts), 0);
 }
 END_TEST
@@ -1744,6 +1838,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_write_retried);
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, ordered_requests_complete_by_the_copy);
+    tcase_add_loop_test(tc, counter_copy_folded_into_the_request, 0, 4);
     tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);

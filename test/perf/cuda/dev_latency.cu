@@ -116,10 +116,14 @@ struct sym {
 };
 
 /* Roles of a point-to-point op: PE 0 starts, PE 1 answers or is the target,
- * the other PEs take no part. */
+ * the other PEs take no part. With --self, PE 0 is its own target and
+ * nobody answers: a p or a signal is one hop a round (PE 0 waits for its
+ * own write), so the figure is one hop, as half a ping-pong is. */
 #define ROLE_START 0
 #define ROLE_ANSWER 1
 #define ROLE_IDLE (-1)
+__device__ int start_peer = 1; /* the PE that PE 0 targets: 0 with --self */
+static int self_target;        /* --self */
 
 /* Each kernel stores the timed loop's nanoseconds in *ns; warm-up
  * iterations run first and are not timed. */
@@ -133,7 +137,7 @@ __global__ void p_kernel(long *flag, int role, long warmup, long iters, unsigned
         if (i == warmup + 1)
             t0 = bench_clock_ns();
         if (role == ROLE_START) {
-            B_long_p(flag, i, 1);
+            B_long_p(flag, i, start_peer);
             B_long_wait_until(flag, B_CMP_EQ, i);
         } else {
             B_long_wait_until(flag, B_CMP_EQ, i);
@@ -163,7 +167,7 @@ __global__ void g_kernel(long *gvar, int role, long warmup, long iters, unsigned
     for (long i = 0; i < warmup + iters; i++) {
         if (i == warmup)
             t0 = bench_clock_ns();
-        v = B_long_g(&gvar[(size_t)(i % G_LINES) * G_LINE_LONGS + (v >> 62)], 1);
+        v = B_long_g(&gvar[(size_t)(i % G_LINES) * G_LINE_LONGS + (v >> 62)], start_peer);
     }
     *ns = bench_clock_ns() - t0;
     *sink = v;
@@ -185,7 +189,7 @@ __global__ void fadd_kernel(unsigned long long *ctr, int role, long warmup, long
         if (i == warmup)
             t0 = bench_clock_ns();
         size_t at = SPREAD ? (size_t)(i % FADD_SPREAD) * FADD_SPREAD_STRIDE : 0;
-        old = B_ulonglong_atomic_fetch_add(&ctr[at + (old >> 62)], 1, 1);
+        old = B_ulonglong_atomic_fetch_add(&ctr[at + (old >> 62)], 1, start_peer);
     }
     *ns = bench_clock_ns() - t0;
     *sink = (long)old;
@@ -205,7 +209,7 @@ __global__ void signal_kernel(uint64_t *sig, long *data, int role, long warmup, 
             t0 = bench_clock_ns();
         data[1] = i;
         if (role == ROLE_START) {
-            B_putmem_signal(&data[0], &data[1], sizeof(long), sig, 1, 1);
+            B_putmem_signal(&data[0], &data[1], sizeof(long), sig, 1, start_peer);
             B_signal_wait_until(sig, B_CMP_GE, (uint64_t)i);
         } else {
             B_signal_wait_until(sig, B_CMP_GE, (uint64_t)i);
@@ -249,7 +253,8 @@ __global__ void raw_p_kernel(long *flag, int role, long warmup, long iters,
 {
     unsigned long long t0 = bench_clock_ns();
 
-    long *peer = role == ROLE_IDLE ? NULL : (long *)peer_ptr(flag, role == ROLE_START ? 1 : 0);
+    long *peer =
+        role == ROLE_IDLE ? NULL : (long *)peer_ptr(flag, role == ROLE_START ? start_peer : 0);
     if (peer == NULL)
         return; /* *ns stays 0: n/a */
     sys_long mine(*flag), theirs(*peer);
@@ -276,7 +281,7 @@ __global__ void raw_fadd_kernel(unsigned long long *ctr, int role, long warmup, 
     unsigned long long t0 = bench_clock_ns(), old = 0;
 
     unsigned long long *peer =
-        role == ROLE_START ? (unsigned long long *)peer_ptr(ctr, 1) : NULL;
+        role == ROLE_START ? (unsigned long long *)peer_ptr(ctr, start_peer) : NULL;
     if (peer == NULL)
         return;
     for (long i = 0; i < warmup + iters; i++) {
@@ -300,7 +305,7 @@ __global__ void raw_signal_kernel(uint64_t *sig, long *data, int role, long warm
 {
     unsigned long long t0 = bench_clock_ns();
 
-    int peer = role == ROLE_START ? 1 : 0;
+    int peer = role == ROLE_START ? start_peer : 0;
     volatile long *their_data =
         role == ROLE_IDLE ? NULL : (volatile long *)peer_ptr(&data[0], peer);
     unsigned long long *their_sig_p =
@@ -445,7 +450,9 @@ static void usage(FILE *f)
             "  --idle-reps N launches per op and idle time (default 15, up to %d)\n"
             "  --idle-how H  sleep (PE 0's host sleeps; default) or compute (a kernel spins\n"
             "                that long on PE 0's GPU first: rows <op>_busy<T>)\n"
-            "  --idle-cpu S  the process's CPU share over S idle seconds at the end\n",
+            "  --idle-cpu S  the process's CPU share over S idle seconds at the end\n"
+            "  --self        PE 0 targets itself, nobody answers (p, signal: one hop a round;\n"
+            "                runs at 1 PE: a PE's requests to itself, e.g. through its proxy)\n",
             ITERS_P2P, ITERS_BARRIER, MAX_REPS, MAX_IDLE, MAX_REPS);
 }
 
@@ -558,7 +565,7 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
         bench_launch(fns[k], dim3(1), dim3(1), args[k], r->stream, 1);
         BENCH_CUDA(cudaStreamSynchronize(r->stream));
         BENCH_CUDA(cudaMemcpy(&ns, ns_d, sizeof(ns), cudaMemcpyDeviceToHost));
-        *us = (double)ns / 1e3 / (double)iters / per_iter[k];
+        *us = (double)ns / 1e3 / (double)iters / (self_target ? 1 : per_iter[k]);
     }
     bench_barrier_all();
 
@@ -579,7 +586,7 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
     }
     /* Every fetch-add must have landed on PE 1 exactly once. */
     if ((k == OP_FADD || k == OP_RAW_FADD || k == OP_FADD_SPREAD || k == OP_RAW_FADD_SPREAD) &&
-        me == 1) {
+        me == (self_target ? 0 : 1)) {
         unsigned long long got = 0, c;
         for (int j = 0; j < FADD_SPREAD; j++) {
             BENCH_CUDA(cudaMemcpy(&c, s->ctr + (size_t)j * FADD_SPREAD_STRIDE, sizeof(c),
@@ -587,8 +594,8 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
             got += c;
         }
         if (got != (unsigned long long)(warmup + iters)) {
-            fprintf(stderr, "PE 1: %s counters add up to %llu, expected %ld\n", op_names[k], got,
-                    warmup + iters);
+            fprintf(stderr, "PE %d: %s counters add up to %llu, expected %ld\n", me,
+                    op_names[k], got, warmup + iters);
             bad++;
         }
     }
@@ -655,7 +662,7 @@ static int time_after_idle(struct run *r, const int *want, const long *idle_us, 
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     for (size_t j = 0; j < sizeof(ops) / sizeof(ops[0]); j++) {
         int k = ops[j];
-        if (!want[k] || (k != OP_BARRIER && r->npes < 2))
+        if (!want[k] || (k != OP_BARRIER && r->npes < 2 && !self_target))
             continue;
         for (long t = 0; t < n_idle; t++) {
             long bad = 0;
@@ -749,6 +756,8 @@ int main(int argc, char **argv)
         } else if ((v = bench_opt(argc, argv, &i, "--idle-how")) != NULL) {
             bad = strcmp(v, "sleep") != 0 && strcmp(v, "compute") != 0;
             idle_compute = strcmp(v, "compute") == 0;
+        } else if (strcmp(argv[i], "--self") == 0) {
+            self_target = 1;
         } else if ((v = bench_opt(argc, argv, &i, "--idle-cpu")) != NULL) {
             bad = bench_parse_count(v, &idle_cpu_s) != 0 || idle_cpu_s < 1 || idle_cpu_s > 3600;
         } else {
@@ -769,7 +778,11 @@ int main(int argc, char **argv)
     bench_init(&argc, &argv);
     r.me = bench_my_pe();
     r.npes = bench_n_pes();
-    r.role = r.me == 0 ? ROLE_START : r.me == 1 ? ROLE_ANSWER : ROLE_IDLE;
+    r.role = r.me == 0 ? ROLE_START : r.me == 1 && !self_target ? ROLE_ANSWER : ROLE_IDLE;
+    if (self_target) {
+        int zero = 0;
+        BENCH_CUDA(cudaMemcpyToSymbol(start_peer, &zero, sizeof(zero)));
+    }
     r.s = &s;
 
     s.flag = (long *)bench_malloc(sizeof(long));
@@ -786,6 +799,9 @@ int main(int argc, char **argv)
 
     if (r.me == 0) {
         printf("# dev_latency,%s,%d\n", BENCH_IMPL, r.npes);
+        if (self_target)
+            printf("# --self: PE 0 targets itself and nobody answers; p and signal are one "
+                   "hop a round, not half of a ping-pong\n");
         printf("op,latency_us\n");
         fflush(stdout);
     }
@@ -818,7 +834,7 @@ int main(int argc, char **argv)
 
         if (!want[k])
             continue;
-        if (!is_barrier_op(k) && r.npes < 2) {
+        if (!is_barrier_op(k) && r.npes < 2 && !self_target) {
             if (r.me == 0)
                 printf("# %s: n/a (needs 2 PEs)\n", op_names[k]);
             continue;

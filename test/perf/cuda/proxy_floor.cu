@@ -31,6 +31,15 @@
  *                          waits for the answer (the ring's done counter,
  *                          as a put followed by quiet)
  *                  ring    all three
+ *   hop-ENGINE+done  what the proxy's second driver call per request
+ *                costs on each engine: the host thread writes the asking
+ *                GPU's completion word after the answer, and the asking
+ *                thread waits for it first (a `p`, a `g`, a fetch-add and
+ *                the counter's copy that completes each). Also
+ *                  memop+done-batch   both writes in one cuStreamBatchMemOp
+ *                  kernel+done-inside the one-thread kernel writes the
+ *                                     completion word itself after the value
+ *                                     (one launch, no second call)
  *   legacy-CTX   a kernel on the legacy default stream of GPU 0 spins until a
  *                word of virtual-memory-API device memory (as ushmem's heap)
  *                turns 1, giving up after 2 s; a host thread writes the 1 with
@@ -41,10 +50,15 @@
  *                context of its own on the same device). Prints the copy's
  *                time in microseconds and whether the kernel saw the word.
  *
- *   proxy_floor [--iters N]      (default 2000)
+ *   proxy_floor [--iters N] [--one-gpu]      (default 2000)
  *
- * Prints CSV: "# proxy_floor,raw,2", then "what,value,unit" rows. Exits 77
- * with fewer than two GPUs or without peer access between GPUs 0 and 1. */
+ * --one-gpu puts both sides on GPU 0 (two kernels on two streams of one
+ * device, each host thread writing into GPU 0): the floor under a PE's
+ * requests to itself through its proxy, for machines with one GPU.
+ *
+ * Prints CSV: "# proxy_floor,raw,2" (",1" with --one-gpu), then
+ * "what,value,unit" rows. Exits 77 with fewer than two GPUs or without peer
+ * access between GPUs 0 and 1, unless --one-gpu. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -77,6 +91,7 @@
  * link against libcuda. */
 static struct {
     CUresult (*writeValue64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+    CUresult (*batchMemOp)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
     CUresult (*ctxCreate)(CUcontext *, CUctxCreateParams *, unsigned int, CUdevice);
     CUresult (*ctxSetCurrent)(CUcontext);
     CUresult (*ctxDestroy)(CUcontext);
@@ -97,6 +112,7 @@ static void load_driver(void)
         void **fn;
     } table[] = {
         {"cuStreamWriteValue64", (void **)&cu.writeValue64},
+        {"cuStreamBatchMemOp", (void **)&cu.batchMemOp},
         {"cuCtxCreate", (void **)&cu.ctxCreate},
         {"cuCtxSetCurrent", (void **)&cu.ctxSetCurrent},
         {"cuCtxDestroy", (void **)&cu.ctxDestroy},
@@ -183,15 +199,35 @@ __global__ void ponger(volatile uint64_t *ask, volatile uint64_t *seen, long ite
 
 __global__ void store_word(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
 
+/* The value, then the asker's completion word, as a proxy's kernel that
+ * completes its own request would. */
+__global__ void store_word_done(uint64_t *p, uint64_t v, uint64_t *done)
+{
+    *(volatile uint64_t *)p = v;
+    __threadfence_system();
+    *(volatile uint64_t *)done = v;
+}
+
 enum hop_engine { HOP_MEMOP, HOP_COPY, HOP_KERNEL, HOP_MEMOP_SYNC, HOP_ENGINES };
 static const char *const hop_names[HOP_ENGINES] = {"memop", "copy", "kernel", "memop-sync"};
 
-enum { SHAPE_TICKET = 1, SHAPE_LINE = 2, SHAPE_DONE = 4 };
+enum { SHAPE_TICKET = 1, SHAPE_LINE = 2, SHAPE_DONE = 4, SHAPE_BATCH = 8, SHAPE_INSIDE = 16 };
 static const struct {
     const char *name;
+    enum hop_engine engine;
     unsigned parts;
-} shapes[] = {{"ticket", SHAPE_TICKET}, {"line", SHAPE_LINE}, {"done", SHAPE_DONE},
-              {"ring", SHAPE_TICKET | SHAPE_LINE | SHAPE_DONE}};
+} shapes[] = {{"ticket", HOP_MEMOP, SHAPE_TICKET},
+              {"line", HOP_MEMOP, SHAPE_LINE},
+              {"done", HOP_MEMOP, SHAPE_DONE},
+              {"ring", HOP_MEMOP, SHAPE_TICKET | SHAPE_LINE | SHAPE_DONE},
+              {"done-batch", HOP_MEMOP, SHAPE_DONE | SHAPE_BATCH},
+              {"done", HOP_COPY, SHAPE_DONE},
+              {"done", HOP_KERNEL, SHAPE_DONE},
+              {"done-inside", HOP_KERNEL, SHAPE_DONE | SHAPE_INSIDE}};
+
+/* Both sides on GPU 0 (--one-gpu). */
+static int one_gpu;
+static int side_device(int g) { return one_gpu ? 0 : g; }
 
 /* A host thread standing in for a proxy: sees requests in `ask`, writes
  * each value into `target` (the other GPU's word) on `stream`. */
@@ -203,7 +239,8 @@ struct relay {
     cudaStream_t stream;
     long iters;
     enum hop_engine engine;
-    uint64_t *done; /* hop-memop+done: the asking GPU's completion word, or NULL */
+    uint64_t *done; /* hop-ENGINE+done: the asking GPU's completion word, or NULL */
+    unsigned parts; /* SHAPE_BATCH, SHAPE_INSIDE: how done is written */
 };
 
 static void *relay_main(void *arg)
@@ -217,16 +254,25 @@ static void *relay_main(void *arg)
         if (v == seen)
             continue;
         seen = v;
+        bool done_written = r->done == NULL;
         switch (r->engine) {
         case HOP_MEMOP:
         case HOP_MEMOP_SYNC:
-            CU_CHECK(cu.writeValue64((CUstream)r->stream, (CUdeviceptr)(uintptr_t)r->target, v,
-                                     0));
-            if (r->done != NULL)
-                CU_CHECK(cu.writeValue64((CUstream)r->stream, (CUdeviceptr)(uintptr_t)r->done,
+            if (r->done != NULL && (r->parts & SHAPE_BATCH)) {
+                CUstreamBatchMemOpParams ops[2];
+                memset(ops, 0, sizeof(ops));
+                ops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+                ops[0].writeValue.address = (CUdeviceptr)(uintptr_t)r->target;
+                ops[0].writeValue.value64 = v;
+                ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+                ops[1].writeValue.address = (CUdeviceptr)(uintptr_t)r->done;
+                ops[1].writeValue.value64 = v;
+                CU_CHECK(cu.batchMemOp((CUstream)r->stream, 2, ops, 0));
+                done_written = true;
+            } else {
+                CU_CHECK(cu.writeValue64((CUstream)r->stream, (CUdeviceptr)(uintptr_t)r->target,
                                          v, 0));
-            if (r->engine == HOP_MEMOP_SYNC)
-                CHECK(cudaStreamSynchronize(r->stream));
+            }
             break;
         case HOP_COPY:
             r->values[v] = v;
@@ -234,16 +280,26 @@ static void *relay_main(void *arg)
                                   cudaMemcpyHostToDevice, r->stream));
             break;
         default:
-            store_word<<<1, 1, 0, r->stream>>>(r->target, v);
+            if (r->done != NULL && (r->parts & SHAPE_INSIDE)) {
+                store_word_done<<<1, 1, 0, r->stream>>>(r->target, v, r->done);
+                done_written = true;
+            } else {
+                store_word<<<1, 1, 0, r->stream>>>(r->target, v);
+            }
             CHECK(cudaGetLastError());
             break;
         }
+        if (!done_written)
+            CU_CHECK(cu.writeValue64((CUstream)r->stream, (CUdeviceptr)(uintptr_t)r->done, v, 0));
+        if (r->engine == HOP_MEMOP_SYNC)
+            CHECK(cudaStreamSynchronize(r->stream));
     }
     CHECK(cudaStreamSynchronize(r->stream));
     return NULL;
 }
 
-/* Half a round trip in microseconds; parts: the SHAPE_ bits (memop only). */
+/* Half a round trip in microseconds; parts: the SHAPE_ bits (TICKET and
+ * LINE with memop only). */
 static double hop(enum hop_engine engine, long iters, unsigned parts)
 {
     uint64_t *word[2], *ask, *values[2], *done[2], *lines;
@@ -261,7 +317,7 @@ static double hop(enum hop_engine engine, long iters, unsigned parts)
     CHECK(cudaHostAlloc((void **)&lines, 2 * 128, cudaHostAllocMapped));
     memset(lines, 0, 2 * 128);
     for (int g = 0; g < 2; g++) {
-        CHECK(cudaSetDevice(g));
+        CHECK(cudaSetDevice(side_device(g)));
         CHECK(cudaMalloc(&word[g], sizeof(uint64_t)));
         CHECK(cudaMemset(word[g], 0, sizeof(uint64_t)));
         CHECK(cudaMalloc(&done[g], sizeof(uint64_t)));
@@ -278,12 +334,12 @@ static double hop(enum hop_engine engine, long iters, unsigned parts)
     CHECK(cudaMalloc(&ns, sizeof(*ns)));
     for (int g = 0; g < 2; g++) {
         /* GPU g's requests are written into the other GPU's word. */
-        relays[g] = (struct relay){g,     ask + 8 * g, word[1 - g], values[g], rstream[g],
-                                   iters, engine,
-                                   parts & SHAPE_DONE ? done[g] : NULL};
+        relays[g] = (struct relay){side_device(g), ask + 8 * g, word[1 - g], values[g],
+                                   rstream[g],     iters,       engine,
+                                   parts & SHAPE_DONE ? done[g] : NULL, parts};
         pthread_create(&threads[g], NULL, relay_main, &relays[g]);
     }
-    CHECK(cudaSetDevice(1));
+    CHECK(cudaSetDevice(side_device(1)));
     ponger<<<1, 1, 0, kstream[1]>>>(ask + 8, word[1], iters, sh[1]);
     CHECK(cudaGetLastError());
     CHECK(cudaSetDevice(0));
@@ -294,7 +350,7 @@ static double hop(enum hop_engine engine, long iters, unsigned parts)
     for (int g = 0; g < 2; g++)
         pthread_join(threads[g], NULL);
     for (int g = 0; g < 2; g++) {
-        CHECK(cudaSetDevice(g));
+        CHECK(cudaSetDevice(side_device(g)));
         CHECK(cudaStreamSynchronize(kstream[g]));
         CHECK(cudaStreamDestroy(kstream[g]));
         CHECK(cudaStreamDestroy(rstream[g]));
@@ -411,34 +467,46 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc &&
             (iters = strtol(argv[i + 1], NULL, 10)) > 0) {
             i++;
+        } else if (strcmp(argv[i], "--one-gpu") == 0) {
+            one_gpu = 1;
         } else {
-            fprintf(stderr, "usage: proxy_floor [--iters N]\n");
+            fprintf(stderr, "usage: proxy_floor [--iters N] [--one-gpu]\n");
             return 2;
         }
     }
-    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus < 2) {
-        printf("proxy_floor: needs two GPUs; skipped\n");
+    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus < (one_gpu ? 1 : 2)) {
+        printf("proxy_floor: needs %s; skipped\n", one_gpu ? "a GPU" : "two GPUs");
         return 77;
     }
-    CHECK(cudaDeviceCanAccessPeer(&can01, 0, 1));
-    CHECK(cudaDeviceCanAccessPeer(&can10, 1, 0));
-    if (!can01 || !can10) {
-        printf("proxy_floor: GPUs 0 and 1 cannot access each other's memory; skipped\n");
-        return 77;
+    if (!one_gpu) {
+        CHECK(cudaDeviceCanAccessPeer(&can01, 0, 1));
+        CHECK(cudaDeviceCanAccessPeer(&can10, 1, 0));
+        if (!can01 || !can10) {
+            printf("proxy_floor: GPUs 0 and 1 cannot access each other's memory; skipped\n");
+            return 77;
+        }
     }
     load_driver();
-    for (int g = 0; g < 2; g++) {
+    for (int g = 0; g < (one_gpu ? 1 : 2); g++) {
         CHECK(cudaSetDevice(g));
-        CHECK(cudaDeviceEnablePeerAccess(1 - g, 0));
+        if (!one_gpu)
+            CHECK(cudaDeviceEnablePeerAccess(1 - g, 0));
         /* Every kernel loaded now: with lazy loading, loading one while a
          * spinning kernel holds the device can wait for it forever. */
         uint64_t *scratch;
         CHECK(cudaMalloc(&scratch, sizeof(uint64_t)));
         store_word<<<1, 1>>>(scratch, 0);
+        store_word_done<<<1, 1>>>(scratch, 0, scratch);
         CHECK(cudaDeviceSynchronize());
+        /* The spinning ones too: with one GPU, the second side's kernel is
+         * launched while the first spins. */
+        cudaFuncAttributes attr;
+        CHECK(cudaFuncGetAttributes(&attr, pinger));
+        CHECK(cudaFuncGetAttributes(&attr, ponger));
+        CHECK(cudaFuncGetAttributes(&attr, legacy_spin));
         CHECK(cudaFree(scratch));
     }
-    printf("# proxy_floor,raw,2\n");
+    printf("# proxy_floor,raw,%d\n", one_gpu ? 1 : 2);
     printf("what,value,unit\n");
     for (int e = 0; e < HOP_ENGINES; e++) {
         hop((enum hop_engine)e, iters / 10 + 1, 0); /* warm-up */
@@ -446,8 +514,9 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-        hop(HOP_MEMOP, iters / 10 + 1, shapes[k].parts);
-        printf("hop-memop+%s,%.2f,us\n", shapes[k].name, hop(HOP_MEMOP, iters, shapes[k].parts));
+        hop(shapes[k].engine, iters / 10 + 1, shapes[k].parts);
+        printf("hop-%s+%s,%.2f,us\n", hop_names[shapes[k].engine], shapes[k].name,
+               hop(shapes[k].engine, iters, shapes[k].parts));
         fflush(stdout);
     }
     for (int second = 0; second < 2; second++) {
