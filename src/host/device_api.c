@@ -342,6 +342,16 @@ static ushmem_status_t choose_transports(bool force_proxy, const struct ushmem_d
     return USHMEM_OK;
 }
 
+/* Whether another PE uses this PE's device. */
+static bool shares_device(void)
+{
+    for (int pe = 0; pe < ushmemi_g.n_pes; pe++)
+        if (pe != ushmemi_g.my_pe && ushmemi_g.pair_caps != NULL &&
+            ushmemi_g.pair_caps[pe].same_device)
+            return true;
+    return false;
+}
+
 /* Another PE on this PE's device that is reached through the proxy for
  * some class, or -1. */
 static int proxied_on_this_device(bool force_proxy, const struct ushmem_device_peer *peers)
@@ -464,6 +474,7 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
         .ring_values = dev_api.ring_values,
         .idle_spin = ushmemi_g.idle_spin,
         .warm_offset = offsetof(struct ushmemi_reserved, warm_word),
+        .warm_kernel = !shares_device(),
     };
     status = ushmemi_proxy_start(&params, &ushmemi_g.proxy);
     warn_shared_device(force_proxy, peers);

@@ -113,6 +113,10 @@ struct ushmemi_proxy_params {
      * spinning proxy may write on mapped peers to keep the link in use;
      * 0: none. */
     uint64_t warm_offset;
+    /* 1: the device is this PE's alone, so a spinning proxy may also launch
+     * a kernel to keep the launch path warm (another process's kernels on
+     * it would have to give way to it); 0: no kernel. */
+    int warm_kernel;
 };
 
 /* Creates the ring and starts the proxy thread. */

@@ -323,7 +323,7 @@ static struct ushmem_ring_header *ring;
  * runs ahead of the counter. */
 static uint64_t *params_done_copy;
 static const struct ushmemi_transport_ops *params_transport_ops = &mock_ops;
-static int params_local_rank, params_local_size;
+static int params_local_rank, params_local_size, params_idle_spin, params_warm_kernel;
 static ushmem_ring_word_t done_cell;
 /* The ring's tail and values kept apart (ring.h), as in a GPU's memory:
  * the tail's line, then one value per slot of a ring of up to 64. */
@@ -354,7 +354,7 @@ static void setup(void)
     proxy = NULL;
     params_done_copy = NULL;
     params_transport_ops = &mock_ops;
-    params_local_rank = params_local_size = 0;
+    params_local_rank = params_local_size = params_idle_spin = params_warm_kernel = 0;
     done_cell = 0;
     memset(ring_block, 0, sizeof(ring_block));
     params_ring_tail = params_ring_values = NULL;
@@ -393,6 +393,8 @@ static void start_proxy_devmem(const struct ushmemi_device_ops *ops, uint32_t ca
         .ring_values = params_ring_values,
         .local_rank = params_local_rank,
         .local_size = params_local_size,
+        .idle_spin = params_idle_spin,
+        .warm_kernel = params_warm_kernel,
     };
     ck_assert_int_eq(ushmemi_proxy_start(&params, &proxy), USHMEM_OK);
     ring = ushmemi_proxy_ring(proxy);
@@ -1162,6 +1164,59 @@ START_TEST(counter_copy_folded_into_the_request)
 }
 END_TEST
 
+/* A spinning proxy with nothing to do rewrites the counter's copy about
+ * once a millisecond, and launches the atomic's kernel too only where the
+ * device is its PE's alone (_i 1), never where another PE's kernels would
+ * have to give way to it (_i 0); a request after it is still served. */
+static atomic_int warm_kernels;
+static ushmem_status_t count_amo_async(struct ushmemi_device *d, void *addr, unsigned op,
+                                       size_t size, uint64_t operand, uint64_t compare,
+                                       uint64_t *result, const struct ushmemi_dev_then *then)
+{
+    (void)d;
+    (void)size;
+    (void)operand;
+    (void)compare;
+    (void)then;
+    if (addr == (void *)&done_cell && op == USHMEM_RING_AMO_FETCH && result == NULL)
+        atomic_fetch_add(&warm_kernels, 1);
+    return USHMEM_OK;
+}
+
+START_TEST(spinning_proxy_keeps_warm)
+{
+    static struct ushmemi_device_ops ops;
+    struct ushmem_ring_producer prod = {0};
+
+    atomic_store(&warm_kernels, 0);
+    ops = *dev_ops;
+    ops.write64 = ordered_write64;
+    ops.amo_async = count_amo_async;
+    params_done_copy = (uint64_t *)&done_cell;
+    params_transport_ops = &mock_ordered_ops;
+    params_idle_spin = 1;
+    params_warm_kernel = _i;
+    start_proxy_devmem(&ops, 16, USHMEMI_PROXY_DEVMEM_PASS);
+    /* At least 20 ms of idleness, longer on a loaded machine (up to 5 s). */
+    for (int i = 0; i < 500 && (atomic_load(&done_writes) < 20 ||
+                                (_i && atomic_load(&warm_kernels) < 20) || i < 20);
+         i++)
+        usleep(10 * 1000);
+    int writes = atomic_load(&done_writes), kernels = atomic_load(&warm_kernels);
+    ck_assert_int_ge(writes, 20);
+    if (_i)
+        ck_assert_int_ge(kernels, 20);
+    else
+        ck_assert_int_eq(kernels, 0);
+    struct ushmem_ring_request p_req = {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE,
+                                        .pe = 1, .offset = 0x10, .local = 3, .value = 8};
+    uint64_t t = ushmem_ring_submit_on(ring, NULL, &done_cell, &prod, &p_req);
+    ushmem_ring_wait_on(ring, &done_cell, t);
+    ck_assert_int_eq(atomic_load(&done_back), 0);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
 /* Non-blocking puts that arrive together are issued sorted, contiguous ones
  * as one transfer; a request of another kind issues the gathered ones first. */
 START_TEST(gathered_puts_merge)
@@ -1839,6 +1894,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, ordered_requests_complete_by_the_copy);
     tcase_add_loop_test(tc, counter_copy_folded_into_the_request, 0, 4);
+    tcase_add_loop_test(tc, spinning_proxy_keeps_warm, 0, 2);
     tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
