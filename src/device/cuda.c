@@ -342,6 +342,7 @@ static ushmem_status_t open_lanes(struct ushmemi_device *dev)
     dev->lanes = 1;
     atomic_init(&dev->next_lane, 0);
     atomic_init(&dev->lanes_busy, 0);
+    pthread_mutex_init(&dev->lanes_lock, NULL);
     while (dev->lanes < (unsigned)want) {
         unsigned i = dev->lanes;
         CUresult r = ushmemi_cu.cuStreamCreate(&dev->lane[i], CU_STREAM_NON_BLOCKING);
@@ -626,6 +627,7 @@ static void cuda_close(struct ushmemi_device *dev)
     ushmemi_cuda_nvml_close(dev);
     pthread_mutex_destroy(&dev->lock);
     pthread_mutex_destroy(&dev->amo_lock);
+    pthread_mutex_destroy(&dev->lanes_lock);
     free(dev);
 }
 

@@ -798,6 +798,12 @@ ushmem_status_t ushmemi_cuda_stream_exchange64(struct ushmemi_device *dev, void 
 
 ushmem_status_t ushmemi_cuda_lanes_join(struct ushmemi_device *dev)
 {
+    if (dev->lanes < 2)
+        return USHMEM_OK;
+    /* Under the lock: a thread that finds the bits taken by another (the
+     * proxy and the program share the device) waits until that one's
+     * waits are queued, or what it queues next could overtake them. */
+    pthread_mutex_lock(&dev->lanes_lock);
     unsigned busy = atomic_exchange(&dev->lanes_busy, 0);
     for (unsigned i = 1; busy != 0 && i < dev->lanes; i++) {
         if (!(busy & (1u << i)))
@@ -809,10 +815,12 @@ ushmem_status_t ushmemi_cuda_lanes_join(struct ushmemi_device *dev)
             r = ushmemi_cu.cuStreamWaitEvent(dev->stream, dev->lane_event[i], 0);
         if (r != CUDA_SUCCESS) {
             atomic_fetch_or(&dev->lanes_busy, busy); /* joined by the next call, or a sync */
+            pthread_mutex_unlock(&dev->lanes_lock);
             return ushmemi_cuda_fail("cuEventRecord/cuStreamWaitEvent", r,
                                      "joining copy stream %u of device %d", i, dev->ordinal);
         }
     }
+    pthread_mutex_unlock(&dev->lanes_lock);
     return USHMEM_OK;
 }
 

@@ -163,6 +163,10 @@ struct ushmemi_device {
     unsigned lanes;
     _Atomic unsigned next_lane;
     _Atomic unsigned lanes_busy;
+    /* Held while a join takes lanes_busy and queues the stream's waits:
+     * another thread's join that finds the bits taken must not queue its
+     * work on `stream` ahead of those waits. */
+    pthread_mutex_t lanes_lock;
     /* foreign_enter (cuda.c): the context made current for libfabric's GPU
      * support: the primary one, or a second context of the device made at
      * the first call (USHMEM_CUDA_FABRIC_CONTEXT=own). */

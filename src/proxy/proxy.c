@@ -114,9 +114,8 @@ struct ushmemi_proxy {
     uint64_t warm_offset;
     uint64_t warmed_at;
     /* Folding the counter's copy into the request it completes (fold_done):
-     * 0 off; 1 stores and atomics, and gets of 4 or 8 bytes whose value
-     * goes to device memory, as an atomic fetch that completes itself
-     * (get_as_fetch); 2 those gets whatever memory the value goes to. */
+     * 0 off; 1 stores and atomics; 2 also gets of 4 or 8 bytes for the
+     * ring, as an atomic fetch that completes itself (get_as_fetch). */
     int fold;
     struct gathered_put {
         int pe;
@@ -458,16 +457,18 @@ static const struct ushmemi_dev_then *fold_done(struct ushmemi_proxy *p,
     return then;
 }
 
-/* A get of 4 or 8 aligned bytes for the ring as an atomic fetch, whose
- * kernel writes the counter's copy itself: where its value goes to device
- * memory (into the ring's cell in host memory, the kernel's store is slower
- * than a copy's: at 1 PE on one H200, g through the proxy 17.9-18.3 us
- * against 14.5-15.6 with the copy, and 14.0-14.6 against 15.6-16.7 with the
- * values in device memory). */
+/* With fold 2 (a measurement switch), a get of 4 or 8 aligned bytes for
+ * the ring as an atomic fetch, whose kernel writes the counter's copy
+ * itself. Not the default: a kernel needs a free SM, so a get from a kernel
+ * that fills the GPU would never be served, where the copy engine serves it
+ * (only atomics have that limit). At 1 PE on one H200, g through the proxy
+ * with the values in device memory took 14.0-14.6 us as a fetch against
+ * 15.6-16.7 as a copy; with them in the ring's cells, 17.9-18.3 against
+ * 14.5-15.6. */
 static bool get_as_fetch(const struct ushmemi_proxy *p, const struct ushmem_ring_request *req)
 {
-    return (p->fold >= 2 || (p->fold == 1 && p->device_values != NULL)) &&
-           (req->value == 4 || req->value == 8) && (req->offset & (req->value - 1)) == 0;
+    return p->fold >= 2 && (req->value == 4 || req->value == 8) &&
+           (req->offset & (req->value - 1)) == 0;
 }
 
 /* A request for a peer reached through an ordered transport: queued on the
@@ -483,6 +484,7 @@ static void execute_ordered(struct ushmemi_proxy *p, const struct transport_ref 
     bool put = req->op == USHMEM_RING_OP_PUT || req->op == USHMEM_RING_OP_PUT_NBI;
     struct ushmemi_dev_then then_word;
     const struct ushmemi_dev_then *then = NULL;
+    uint64_t *lent = NULL; /* the result cell lent to the device, if any */
 
     if (req->op == USHMEM_RING_OP_AMO) {
         if (req->amo_op >= USHMEM_RING_AMO_OP_COUNT || req->amo_type >= USHMEM_RING_AMO_TYPE_COUNT) {
@@ -495,7 +497,7 @@ static void execute_ordered(struct ushmemi_proxy *p, const struct transport_ref 
         }
         uint64_t *result = NULL;
         if (req->flags & USHMEM_RING_FLAG_RESULT)
-            result = lend_result(p, ticket);
+            result = lent = lend_result(p, ticket);
         else if (req->result != 0 && local_ok(p, req, ticket, "result", req->result))
             result = (uint64_t *)(uintptr_t)req->result;
         else if (req->result != 0)
@@ -522,16 +524,17 @@ static void execute_ordered(struct ushmemi_proxy *p, const struct transport_ref 
         }
         if (put || get_as_fetch(p, req))
             then = fold_done(p, req, ticket, &then_word);
+        if (!put)
+            lent = lend_result(p, ticket);
         if (put)
             status = tr->ops->put_value_nbi(tr->t, req->pe, req->offset, req->local, req->value,
                                             then);
         else if (get_as_fetch(p, req))
             status = tr->ops->atomic_nbi(tr->t, req->pe, req->offset, USHMEMI_AMO_FETCH,
                                          req->value == 8 ? USHMEMI_AMO_UINT64 : USHMEMI_AMO_UINT32, 0,
-                                         0, lend_result(p, ticket), then);
+                                         0, lent, then);
         else
-            status = tr->ops->get_nbi(tr->t, req->pe, lend_result(p, ticket), req->offset,
-                                      req->value);
+            status = tr->ops->get_nbi(tr->t, req->pe, lent, req->offset, req->value);
     } else {
         void *local = (void *)(uintptr_t)req->local;
         if (!local_check(p, req, ticket, put ? "source" : "destination", req->local, &device))
@@ -541,6 +544,12 @@ static void execute_ordered(struct ushmemi_proxy *p, const struct transport_ref 
     }
     if (status != USHMEM_OK) {
         fail_request(p, req, ticket, status);
+        /* Its reader, if the job goes on, reads 0 rather than the cell's
+         * last value. The cell is already this ticket's. */
+        if (lent != NULL && p->device_values != NULL)
+            (void)p->dev_ops->write64(p->dev, lent, 0);
+        else if (lent != NULL)
+            *(volatile uint64_t *)lent = 0;
         return;
     }
     p->device_pending = true;
@@ -676,12 +685,16 @@ static void copy_done(struct ushmemi_proxy *p, uint64_t upto)
  * front end and the proxy's stream); 2, also an 8-byte copy of it into each
  * mapped peer's warm word (the links to the peers); 3, also one into a
  * word of host memory (the device's link to the host, which the ring
- * crosses); 4, also the atomic's kernel launched, reading the counter's
- * copy (the launch path that a fetch-add, a get or a signal takes), where
- * the device is this PE's alone (params.warm_kernel). Nobody reads those
- * words. One H200, 1 PE to itself, one op after the GPU computed 1 ms to
- * 1 s, same binary, warm 3 against 4: a get 18.6-43.4 us against 17.2-22.3
- * (the busy-0 one 16.6-18.4), a fetch-add 21.0-50.3 against 15.9-23.5. */
+ * crosses). Nobody reads those words. 4 (a measurement switch, not the
+ * default) also launches the atomic's kernel, reading the counter's copy
+ * (the launch path a fetch-add or a signal takes), where the device is this
+ * PE's alone (params.warm_kernel). One H200, 1 PE to itself, one op after
+ * the GPU computed 1 ms to 1 s, same binary, warm 3 against 4: a fetch-add
+ * 21.0-50.3 us against 15.9-23.5. But it queues the kernel on the backend's
+ * stream, where behind a program's kernel that holds every SM it waits, and
+ * every request and completion queued after it with it: a job whose kernel
+ * fills the GPU and waits for the proxy hangs. A kernel of its own on a
+ * stream of its own, launched only once the last one has run, would not. */
 #define PROXY_WARM_NS 1000000L
 static void keep_warm(struct ushmemi_proxy *p, uint64_t now)
 {
@@ -1188,7 +1201,7 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->warm_offset = params->warm_offset;
     p->warm_kernel = params->warm_kernel != 0;
     const char *warm = getenv("USHMEMI_PROXY_WARM"); /* measurement switch */
-    p->warm = warm != NULL ? atoi(warm) : 4;
+    p->warm = warm != NULL ? atoi(warm) : 3;
     const char *fold = getenv("USHMEMI_PROXY_FOLD"); /* measurement switch */
     p->fold = fold != NULL ? atoi(fold) : 1;
     p->stats.timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;

@@ -204,6 +204,8 @@ static const struct ushmemi_transport_ops mock_ops = {
 static ushmem_status_t mock_ordered_get_nbi(struct ushmemi_transport *t, int pe, void *dst,
                                             uint64_t offset, size_t len)
 {
+    if (pe == t->fail_pe)
+        return USHMEM_ERR_TRANSPORT;
     for (size_t i = 0; i < len; i++)
         ((unsigned char *)dst)[i] = (unsigned char)(offset + i);
     record(t, CALL_GET_NBI, pe, offset, (uint64_t)(uintptr_t)dst, len);
@@ -239,12 +241,14 @@ static ushmem_status_t mock_atomic_nbi(struct ushmemi_transport *t, int pe, uint
                                        const struct ushmemi_dev_then *then)
 {
     (void)compare;
+    if (pe == t->fail_pe)
+        return USHMEM_ERR_TRANSPORT;
     uint64_t fetched = 0; /* a fetch reads what mock_ordered_get_nbi does */
     for (int b = (type == USHMEMI_AMO_UINT32 || type == USHMEMI_AMO_INT32 ? 3 : 7); b >= 0; b--)
         fetched = fetched << 8 | (uint8_t)(offset + (uint64_t)b);
     if (result != NULL)
         *result = op == USHMEMI_AMO_FETCH ? fetched : operand * 2 + offset;
-    record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op);
+    record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op)->first8 = type;
     mock_then(then);
     return USHMEM_OK;
 }
@@ -1096,16 +1100,16 @@ END_TEST
 
 /* USHMEMI_PROXY_FOLD _i (0, 1, 2; 3 is 1 with the tail and values apart):
  * a request the producer waits for, alone in the ring, hands the counter's
- * copy to the device with itself (a p, a fetch-add, a signal's set; an
- * 8-byte g too, as a fetch, with 2 or with the values apart) instead of a
- * write64 of its own; every value arrives and the copy never goes back.
- * Then a burst of non-blocking puts: the copy ends at the last. */
+ * copy to the device with itself (a p, a fetch-add, a signal's set; with 2
+ * a g of 8 or 4 bytes too, as a fetch of that width) instead of a write64
+ * of its own; every value arrives and the copy never goes back. Then a
+ * burst of non-blocking puts: the copy ends at the last. */
 START_TEST(counter_copy_folded_into_the_request)
 {
     struct ushmem_ring_producer prod = {0};
     ushmem_ring_word_t *done = &done_cell;
     char fold[2] = {(char)('0' + (_i == 3 ? 1 : _i)), '\0'};
-    bool apart = _i == 3, g_folded = _i >= 2;
+    bool apart = _i == 3, g_folded = _i == 2;
 
     setenv("USHMEMI_PROXY_FOLD", fold, 1);
     params_ring_tail = apart ? ring_block : NULL;
@@ -1150,6 +1154,11 @@ START_TEST(counter_copy_folded_into_the_request)
     ck_assert_int_eq(atomic_load(&done_writes), 100 - (int)folded);
     size_t n = atomic_load(&mock.ncalls);
     ck_assert_int_eq(mock.calls[n - 1].kind, g_folded ? CALL_AMO : CALL_GET_NBI);
+    ck_assert_int_eq(mock.calls[n - 2].kind, g_folded ? CALL_AMO : CALL_GET_NBI);
+    if (g_folded) {
+        ck_assert_uint_eq(mock.calls[n - 1].first8, USHMEMI_AMO_UINT32);
+        ck_assert_uint_eq(mock.calls[n - 2].first8, USHMEMI_AMO_UINT64);
+    }
 
     struct ushmem_ring_request burst = {.op = USHMEM_RING_OP_PUT_NBI,
                                         .flags = USHMEM_RING_FLAG_INLINE, .pe = 2,
@@ -1161,13 +1170,55 @@ START_TEST(counter_copy_folded_into_the_request)
     ck_assert_uint_eq(ushmem_ring_load_acquire(done), last + 1);
     ck_assert_int_eq(atomic_load(&done_back), 0);
     ck_assert_int_eq(atomic_load(&aborts), 0);
+    unsetenv("USHMEMI_PROXY_FOLD");
+}
+END_TEST
+
+/* A get or a fetch-add the transport could not queue is reported, and its
+ * reader reads 0, not the value its cell held for the ticket before
+ * (values in the ring's cells, _i 0, or apart, _i 1). */
+START_TEST(failed_request_reads_zero)
+{
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *done = &done_cell;
+    bool apart = _i == 1;
+
+    params_ring_tail = apart ? ring_block : NULL;
+    params_ring_values = apart ? ring_block + 8 : NULL;
+    ushmem_ring_word_t *tail = (ushmem_ring_word_t *)params_ring_tail;
+    start_ordered_proxy(16);
+    struct ushmem_ring_request g = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
+                                    .pe = 2, .offset = 0x20, .value = 8};
+    struct ushmem_ring_request f = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
+                                    .amo_type = USHMEM_RING_AMO_INT64,
+                                    .flags = USHMEM_RING_FLAG_RESULT, .pe = 2, .offset = 0x40,
+                                    .value = 5};
+    for (int i = 0; i < 16; i++) { /* every cell holds a value */
+        uint64_t t = ushmem_ring_submit_on(ring, tail, done, &prod, i % 2 ? &f : &g);
+        ushmem_ring_wait_on(ring, done, t);
+        uint64_t v = apart ? ushmem_ring_result_take_on(ring, params_ring_values, t)
+                           : ushmem_ring_result_take(ring, t);
+        ck_assert_uint_ne(v, 0);
+    }
+    mock.fail_pe = 2;
+    for (int i = 0; i < 2; i++) {
+        uint64_t t = ushmem_ring_submit_on(ring, tail, done, &prod, i % 2 ? &f : &g);
+        ushmem_ring_wait_on(ring, done, t);
+        uint64_t v = apart ? ushmem_ring_result_take_on(ring, params_ring_values, t)
+                           : ushmem_ring_result_take(ring, t);
+        ck_assert_uint_eq(v, 0);
+    }
+    ck_assert_int_eq(atomic_load(&aborts), 2);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "PE 2"));
 }
 END_TEST
 
 /* A spinning proxy with nothing to do rewrites the counter's copy about
- * once a millisecond, and launches the atomic's kernel too only where the
- * device is its PE's alone (_i 1), never where another PE's kernels would
- * have to give way to it (_i 0); a request after it is still served. */
+ * once a millisecond. With USHMEMI_PROXY_WARM=4 it launches the atomic's
+ * kernel too, only where the device is its PE's alone (_i 1), never where
+ * another PE's kernels would have to give way to it (_i 0); by default
+ * never (_i 2: a kernel queued behind a program's that fills the GPU would
+ * hold up every request behind it). A request after it is still served. */
 static atomic_int warm_kernels;
 static ushmem_status_t count_amo_async(struct ushmemi_device *d, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
@@ -1195,16 +1246,19 @@ START_TEST(spinning_proxy_keeps_warm)
     params_done_copy = (uint64_t *)&done_cell;
     params_transport_ops = &mock_ordered_ops;
     params_idle_spin = 1;
-    params_warm_kernel = _i;
+    params_warm_kernel = _i >= 1;
+    if (_i < 2)
+        setenv("USHMEMI_PROXY_WARM", "4", 1);
     start_proxy_devmem(&ops, 16, USHMEMI_PROXY_DEVMEM_PASS);
+    unsetenv("USHMEMI_PROXY_WARM");
     /* At least 20 ms of idleness, longer on a loaded machine (up to 5 s). */
     for (int i = 0; i < 500 && (atomic_load(&done_writes) < 20 ||
-                                (_i && atomic_load(&warm_kernels) < 20) || i < 20);
+                                (_i == 1 && atomic_load(&warm_kernels) < 20) || i < 20);
          i++)
         usleep(10 * 1000);
     int writes = atomic_load(&done_writes), kernels = atomic_load(&warm_kernels);
     ck_assert_int_ge(writes, 20);
-    if (_i)
+    if (_i == 1)
         ck_assert_int_ge(kernels, 20);
     else
         ck_assert_int_eq(kernels, 0);
@@ -1894,7 +1948,8 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, ordered_requests_complete_by_the_copy);
     tcase_add_loop_test(tc, counter_copy_folded_into_the_request, 0, 4);
-    tcase_add_loop_test(tc, spinning_proxy_keeps_warm, 0, 2);
+    tcase_add_loop_test(tc, failed_request_reads_zero, 0, 2);
+    tcase_add_loop_test(tc, spinning_proxy_keeps_warm, 0, 3);
     tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
