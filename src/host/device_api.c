@@ -457,7 +457,8 @@ static ushmem_status_t start_proxy(bool force_proxy, const struct ushmem_device_
                       "and reads fetched values %s",
                       (size_t)((char *)dev_api.ring_tail - ushmemi_g.heap_base),
                       dev_api.ring_values != NULL ? "there too"
-                                                  : "in the ring (a proxied PE on this device)");
+                                                  : "in the ring (another PE that the proxy "
+                                                    "reaches shares this device)");
     struct ushmemi_proxy_params params = {
         .dev_ops = ushmemi_g.dev_ops,
         .dev = ushmemi_g.dev,
