@@ -216,10 +216,21 @@ static ushmem_status_t mock_ordered_get_nbi(struct ushmemi_transport *t, int pe,
  * mock_thens counts them. */
 static atomic_ulong mock_thens;
 static atomic_int done_back; /* the counter's copy was written below its value */
+/* Where every request is one data call: the counter's copy written past
+ * the requests carried out so far (done_early). */
+static atomic_int check_done_early, done_early;
+static size_t data_calls(void);
+static void check_not_early(uint64_t value)
+{
+    if (atomic_load(&check_done_early) && value > data_calls())
+        atomic_store(&done_early, 1);
+}
+
 static void mock_then(const struct ushmemi_dev_then *then)
 {
     if (then == NULL)
         return;
+    check_not_early(then->value);
     if (then->value < __atomic_load_n(then->addr, __ATOMIC_ACQUIRE))
         atomic_store(&done_back, 1);
     __atomic_store_n(then->addr, then->value, __ATOMIC_RELEASE);
@@ -367,6 +378,8 @@ static void setup(void)
     atomic_store(&done_fail_next, 0);
     atomic_store(&mock_thens, 0);
     atomic_store(&done_back, 0);
+    atomic_store(&check_done_early, 0);
+    atomic_store(&done_early, 0);
 }
 
 static void teardown(void)
@@ -1031,6 +1044,7 @@ END_TEST
 static ushmem_status_t ordered_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
 {
     (void)d;
+    check_not_early(value);
     if (value < ushmem_ring_load_acquire((ushmem_ring_word_t *)addr))
         atomic_store(&done_back, 1);
     ushmem_ring_store_release((ushmem_ring_word_t *)addr, value);
@@ -1112,6 +1126,7 @@ START_TEST(counter_copy_folded_into_the_request)
     bool apart = _i == 3, g_folded = _i == 2;
 
     setenv("USHMEMI_PROXY_FOLD", fold, 1);
+    atomic_store(&check_done_early, 1);
     params_ring_tail = apart ? ring_block : NULL;
     params_ring_values = apart ? ring_block + 8 : NULL;
     ushmem_ring_word_t *tail = (ushmem_ring_word_t *)params_ring_tail;
@@ -1169,6 +1184,7 @@ START_TEST(counter_copy_folded_into_the_request)
     ushmem_ring_quiet_on(ring, done, &prod);
     ck_assert_uint_eq(ushmem_ring_load_acquire(done), last + 1);
     ck_assert_int_eq(atomic_load(&done_back), 0);
+    ck_assert_int_eq(atomic_load(&done_early), 0);
     ck_assert_int_eq(atomic_load(&aborts), 0);
     unsetenv("USHMEMI_PROXY_FOLD");
 }
