@@ -785,10 +785,10 @@ static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const voi
     return USHMEM_OK;
 }
 
-/* The value's bytes, queued like a copy from ordinary memory: they land
- * with the copies, in order. */
 static ushmem_status_t cpu_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 
+/* The value's bytes, queued like a copy from ordinary memory: they land
+ * with the copies, in order; then `then`, behind them. */
 static ushmem_status_t cpu_store(struct ushmemi_device *dev, void *addr, uint64_t value,
                                  size_t size, const struct ushmemi_dev_then *then)
 {

@@ -847,9 +847,6 @@ ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const v
     return USHMEM_OK;
 }
 
-/* A 4- or 8-byte aligned word by a stream memory operation, other sizes and
- * alignments by half-word and byte memsets: each takes its value as an
- * argument, so nothing is read from host memory when it runs. */
 /* A store of 4 or 8 aligned bytes and the write behind it as one batch of
  * two stream memory operations: one call into the driver instead of two. */
 static CUresult store_then(struct ushmemi_device *dev, CUdeviceptr p, uint64_t value,
@@ -872,6 +869,10 @@ static CUresult store_then(struct ushmemi_device *dev, CUdeviceptr p, uint64_t v
     return ushmemi_cu.cuStreamBatchMemOp(dev->stream, 2, ops, 0);
 }
 
+/* A 4- or 8-byte aligned word by a stream memory operation, other sizes and
+ * alignments by half-word and byte memsets: each takes its value as an
+ * argument, so nothing is read from host memory when it runs. With `then`,
+ * an aligned word and the write go as one batch (store_then). */
 ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint64_t value,
                                    size_t size, const struct ushmemi_dev_then *then)
 {

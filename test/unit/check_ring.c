@@ -1112,6 +1112,15 @@ START_TEST(ordered_requests_complete_by_the_copy)
 }
 END_TEST
 
+/* The ring's tail and values in ring_block when `apart` (as in a GPU's
+ * memory), else the ring's own; returns the tail for the producers. */
+static ushmem_ring_word_t *tail_and_values_apart(bool apart)
+{
+    params_ring_tail = apart ? ring_block : NULL;
+    params_ring_values = apart ? ring_block + 8 : NULL;
+    return (ushmem_ring_word_t *)params_ring_tail;
+}
+
 /* USHMEMI_PROXY_FOLD _i (0, 1, 2; 3 is 1 with the tail and values apart):
  * a request the producer waits for, alone in the ring, hands the counter's
  * copy to the device with itself (a p, a fetch-add, a signal's set; with 2
@@ -1127,9 +1136,7 @@ START_TEST(counter_copy_folded_into_the_request)
 
     setenv("USHMEMI_PROXY_FOLD", fold, 1);
     atomic_store(&check_done_early, 1);
-    params_ring_tail = apart ? ring_block : NULL;
-    params_ring_values = apart ? ring_block + 8 : NULL;
-    ushmem_ring_word_t *tail = (ushmem_ring_word_t *)params_ring_tail;
+    ushmem_ring_word_t *tail = tail_and_values_apart(apart);
     start_ordered_proxy(16);
     struct ushmem_ring_request reqs[] = {
         {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE, .pe = 1, .offset = 0x10,
@@ -1155,8 +1162,7 @@ START_TEST(counter_copy_folded_into_the_request)
             ushmem_ring_wait_on(ring, done, t);
             ck_assert_uint_ge(ushmem_ring_load_acquire(done), t + 1);
             if (reqs[k].flags & USHMEM_RING_FLAG_RESULT) {
-                uint64_t v = apart ? ushmem_ring_result_take_on(ring, params_ring_values, t)
-                                   : ushmem_ring_result_take(ring, t);
+                uint64_t v = ushmem_ring_result_take_on(ring, params_ring_values, t);
                 if (reqs[k].op == USHMEM_RING_OP_GET && reqs[k].value == 4)
                     v &= 0xffffffffu; /* a 4-byte g reads the low half */
                 ck_assert_uint_eq(v, want[k]);
@@ -1199,9 +1205,7 @@ START_TEST(failed_request_reads_zero)
     ushmem_ring_word_t *done = &done_cell;
     bool apart = _i == 1;
 
-    params_ring_tail = apart ? ring_block : NULL;
-    params_ring_values = apart ? ring_block + 8 : NULL;
-    ushmem_ring_word_t *tail = (ushmem_ring_word_t *)params_ring_tail;
+    ushmem_ring_word_t *tail = tail_and_values_apart(apart);
     start_ordered_proxy(16);
     struct ushmem_ring_request g = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
                                     .pe = 2, .offset = 0x20, .value = 8};
@@ -1212,16 +1216,14 @@ START_TEST(failed_request_reads_zero)
     for (int i = 0; i < 16; i++) { /* every cell holds a value */
         uint64_t t = ushmem_ring_submit_on(ring, tail, done, &prod, i % 2 ? &f : &g);
         ushmem_ring_wait_on(ring, done, t);
-        uint64_t v = apart ? ushmem_ring_result_take_on(ring, params_ring_values, t)
-                           : ushmem_ring_result_take(ring, t);
+        uint64_t v = ushmem_ring_result_take_on(ring, params_ring_values, t);
         ck_assert_uint_ne(v, 0);
     }
     mock.fail_pe = 2;
     for (int i = 0; i < 2; i++) {
         uint64_t t = ushmem_ring_submit_on(ring, tail, done, &prod, i % 2 ? &f : &g);
         ushmem_ring_wait_on(ring, done, t);
-        uint64_t v = apart ? ushmem_ring_result_take_on(ring, params_ring_values, t)
-                           : ushmem_ring_result_take(ring, t);
+        uint64_t v = ushmem_ring_result_take_on(ring, params_ring_values, t);
         ck_assert_uint_eq(v, 0);
     }
     ck_assert_int_eq(atomic_load(&aborts), 2);
