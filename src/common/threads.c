@@ -83,8 +83,8 @@ static int read_cpu_list(const char *path, cpu_set_t *set)
 
 /* Creates the thread on the first of the candidate sets that the kernel
  * accepts (a cgroup may allow none of a set's CPUs: EINVAL), else where the
- * creator runs. Returns pthread_create's code; *placed_p says whether a set
- * was used. */
+ * creator runs. Returns pthread_create's code; *placed_p says which set was
+ * used, plus one (0: none). */
 static int create_placed(pthread_t *thread, void *(*fn)(void *), void *arg,
                          const cpu_set_t *sets, int nsets, int *placed_p)
 {
@@ -100,7 +100,7 @@ static int create_placed(pthread_t *thread, void *(*fn)(void *), void *arg,
             rc = pthread_create(thread, &attr, fn, arg);
         pthread_attr_destroy(&attr);
         if (rc == 0) {
-            *placed_p = 1;
+            *placed_p = i + 1;
             return 0;
         }
         if (rc != EINVAL)
@@ -109,26 +109,85 @@ static int create_placed(pthread_t *thread, void *(*fn)(void *), void *arg,
     return pthread_create(thread, NULL, fn, arg);
 }
 
+/* The candidate sets for this process (ushmemi_helper_cpus); the own CPU,
+ * or -1 when the process is not bound to one. */
+static int helper_sets(int local_rank, int local_size, cpu_set_t sets[2])
+{
+    cpu_set_t own, online, isolated;
+
+    CPU_ZERO(&own);
+    if (sched_getaffinity(0, sizeof(own), &own) != 0 || CPU_COUNT(&own) != 1)
+        return -1;
+    if (!read_cpu_list("/sys/devices/system/cpu/online", &online)) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        CPU_ZERO(&online);
+        for (long k = 0; k < n && k < CPU_SETSIZE; k++)
+            CPU_SET((int)k, &online);
+    }
+    if (!read_cpu_list("/sys/devices/system/cpu/isolated", &isolated))
+        CPU_ZERO(&isolated);
+    return ushmemi_helper_cpus(&own, &online, &isolated, local_rank, local_size, &sets[0],
+                               &sets[1]);
+}
+
+/* The trial thread: how many CPUs it was let run on. */
+static void *count_own_cpus(void *arg)
+{
+    cpu_set_t got;
+    (void)arg;
+    CPU_ZERO(&got);
+    if (sched_getaffinity(0, sizeof(got), &got) != 0)
+        return (void *)(intptr_t)0;
+    return (void *)(intptr_t)CPU_COUNT(&got);
+}
+
+int ushmemi_helper_cpu_count(int local_rank, int local_size)
+{
+    cpu_set_t sets[2];
+    pthread_t t;
+    int placed = 0;
+    sigset_t all, old;
+    void *count = NULL;
+
+    if (helper_sets(local_rank, local_size, sets) < 0)
+        return -1;
+    /* A thread placed as a helper would be, which the kernel's cgroup may
+     * refuse set by set or narrow; with every signal blocked, it only
+     * counts the CPUs it got. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = create_placed(&t, count_own_cpus, NULL, sets, 2, &placed);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return 0;
+    pthread_join(t, &count);
+    int n = (int)(intptr_t)count;
+    if (placed == 1)
+        return n;
+    /* The second set holds the other PEs' CPUs too, which their own
+     * threads need. */
+    if (placed == 2 && local_size > 1)
+        return n > local_size - 1 ? n - (local_size - 1) : 0;
+    return placed == 2 ? n : 0;
+}
+
+bool ushmemi_helpers_may_spin(int usable, int quota, int helper_cpus, int local)
+{
+    if (local < 1)
+        local = 1;
+    if (helper_cpus < 0)
+        return usable >= 2 * local;
+    return helper_cpus >= local && (quota == 0 || quota >= 2 * local);
+}
+
 int ushmemi_helper_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
                                 const char *name, int local_rank, int local_size)
 {
     sigset_t all, old;
-    cpu_set_t own, online, isolated, sets[2];
-    int cpu = -1, placed = 0, rc;
+    cpu_set_t sets[2];
+    int placed = 0, rc;
+    int cpu = helper_sets(local_rank, local_size, sets);
 
-    CPU_ZERO(&own);
-    if (sched_getaffinity(0, sizeof(own), &own) == 0 && CPU_COUNT(&own) == 1) {
-        if (!read_cpu_list("/sys/devices/system/cpu/online", &online)) {
-            long n = sysconf(_SC_NPROCESSORS_ONLN);
-            CPU_ZERO(&online);
-            for (long k = 0; k < n && k < CPU_SETSIZE; k++)
-                CPU_SET((int)k, &online);
-        }
-        if (!read_cpu_list("/sys/devices/system/cpu/isolated", &isolated))
-            CPU_ZERO(&isolated);
-        cpu = ushmemi_helper_cpus(&own, &online, &isolated, local_rank, local_size, &sets[0],
-                                  &sets[1]);
-    }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = cpu >= 0 ? create_placed(thread, fn, arg, sets, 2, &placed)

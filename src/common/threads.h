@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 
 /* pthread_create with the rules above; `name` names the thread (15
  * characters at most) and its log lines; local_rank and local_size place
@@ -31,6 +32,19 @@ int ushmemi_helper_thread_start(pthread_t *thread, void *(*fn)(void *), void *ar
 int ushmemi_helper_cpus(const cpu_set_t *own, const cpu_set_t *online,
                         const cpu_set_t *isolated, int local_rank, int local_size,
                         cpu_set_t *first, cpu_set_t *second);
+
+/* How many CPUs the helper threads of this process run on when it is bound
+ * to one CPU (the first candidate set the kernel accepts, tried with a
+ * thread that does nothing; 0: none, they share the process's CPU), or -1
+ * when it is not bound to one. */
+int ushmemi_helper_cpu_count(int local_rank, int local_size);
+
+/* Whether helper threads may spin while idle, one a PE for the node's
+ * `local` PEs: with the process bound to one CPU (helper_cpus >= 0, from
+ * ushmemi_helper_cpu_count), one of the helpers' CPUs a PE and a cgroup
+ * quota (0: none) of two CPUs a PE; otherwise two usable CPUs (affinity and
+ * quota, struct ushmemi_cpus) a PE. */
+bool ushmemi_helpers_may_spin(int usable, int quota, int helper_cpus, int local);
 
 /* Parses a kernel CPU list ("0-3,8,10-11"), as in
  * /sys/devices/system/cpu/online, into set; returns 0, or -1 when malformed. */

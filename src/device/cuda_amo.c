@@ -414,6 +414,59 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
     return USHMEM_OK;
 }
 
+/* The atomic's kernel as a fetch of `word` into the discard word, on the
+ * warm stream: where the program's kernels hold every SM it waits there,
+ * alone, and is not launched again until it has run (cuEventQuery). */
+static bool warm_open(struct ushmemi_device *dev)
+{
+    int least = 0, greatest = 0;
+    CUresult r = ushmemi_cu.cuCtxGetStreamPriorityRange(&least, &greatest);
+    if (r == CUDA_SUCCESS)
+        r = ushmemi_cu.cuStreamCreateWithPriority(&dev->warm_stream, CU_STREAM_NON_BLOCKING,
+                                                  least);
+    if (r == CUDA_SUCCESS)
+        r = ushmemi_cu.cuEventCreate(&dev->warm_done, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS)
+        return true;
+    ushmemi_debug("cuda backend: no kernel keeps the proxy's launch path warm: the stream or "
+                  "its event could not be made (CUresult %d)", (int)r);
+    return false;
+}
+
+bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word)
+{
+    if (dev->warm_off || ushmemi_cuda_current(dev, "keeping warm") != USHMEM_OK)
+        return false;
+    CUresult r;
+    if (dev->warm_stream == NULL) {
+        if (!warm_open(dev)) {
+            dev->warm_off = true;
+            return false;
+        }
+    } else if ((r = ushmemi_cu.cuEventQuery(dev->warm_done)) != CUDA_SUCCESS) {
+        if (r == CUDA_ERROR_NOT_READY)
+            return false;
+        dev->warm_off = true;
+        return false;
+    }
+    CUdeviceptr target = (CUdeviceptr)(uintptr_t)word;
+    CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_discard, then = 0;
+    uint64_t operand = 0, compare = 0, then_value = 0;
+    unsigned op = USHMEM_RING_AMO_FETCH, wide = 1;
+    void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then, &then_value};
+    r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->warm_stream, params,
+                                  NULL);
+    if (r == CUDA_SUCCESS)
+        r = ushmemi_cu.cuEventRecord(dev->warm_done, dev->warm_stream);
+    if (r != CUDA_SUCCESS) {
+        ushmemi_debug("cuda backend: the kernel that keeps the proxy's launch path warm "
+                      "stops: launching it failed (CUresult %d)", (int)r);
+        dev->warm_off = true;
+        return false;
+    }
+    return true;
+}
+
 CUresult ushmemi_cuda_launch_programmatic(CUfunction fn, unsigned blocks, unsigned threads,
                                           void *stream, void **params)
 {
@@ -472,8 +525,23 @@ ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *s
     return USHMEM_OK;
 }
 
+/* Waits for the last kernel keep_warm launched, which reads a word of the
+ * heap and writes the discard word, and releases its stream and event. */
+void ushmemi_cuda_warm_close(struct ushmemi_device *dev)
+{
+    if (dev->warm_stream != NULL) {
+        ushmemi_cu.cuStreamSynchronize(dev->warm_stream);
+        ushmemi_cu.cuEventDestroy(dev->warm_done);
+        ushmemi_cu.cuStreamDestroy(dev->warm_stream);
+    }
+    dev->warm_stream = NULL;
+    dev->warm_done = NULL;
+    dev->warm_off = false;
+}
+
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
 {
+    ushmemi_cuda_warm_close(dev);
     if (dev->amo_module == NULL)
         return;
     if (dev->pdl_module != NULL)

@@ -64,6 +64,9 @@
     X(cuEventCreate)                                                                   \
     X(cuEventDestroy)                                                                  \
     X(cuEventRecord)                                                                   \
+    X(cuEventQuery)                                                                    \
+    X(cuCtxGetStreamPriorityRange)                                                     \
+    X(cuStreamCreateWithPriority)                                                      \
     X(cuStreamWaitEvent)                                                               \
     X(cuCtxDestroy)                                                                    \
     X(cuCtxPopCurrent)                                                                 \
@@ -199,6 +202,13 @@ struct ushmemi_device {
     uint64_t *amo_discard; /* beside it: the old value of a queued atomic without a result */
     bool amo_warned;       /* the proxy's first atomic said what CUDA_MODULE_LOADING risks */
     pthread_mutex_t amo_lock; /* one atomic at a time: the proxy and the landing thread */
+    /* keep_warm (cuda_amo.c, the proxy thread only): the atomic's kernel on
+     * a stream of its own at the lowest priority, and the event recorded
+     * behind the last one; made at the first call. warm_off: they could
+     * not be made, or a launch failed. */
+    CUstream warm_stream;
+    CUevent warm_done;
+    bool warm_off;
     /* The stream reduction kernels (cuda_sum.c): one per element kind
      * that has its own (NULL for the others). */
     CUmodule reduce_module;
@@ -314,6 +324,9 @@ ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint6
 ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
                                        uint64_t *result, const struct ushmemi_dev_then *then);
+bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word);
+/* Before the heap it reads goes (cuda_close): the last such kernel run. */
+void ushmemi_cuda_warm_close(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);

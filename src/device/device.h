@@ -388,6 +388,15 @@ struct ushmemi_device_ops {
      * complete when it returns. */
     ushmem_status_t (*module_global)(struct ushmemi_device *dev, void *module, const char *name,
                                      const void *data, size_t size);
+    /* Optional (NULL: nothing to keep warm): for an idle proxy, keeps the
+     * device's kernel launch path in use with a small kernel that reads
+     * the 8-byte word at `word` (device memory). It runs on a stream of its
+     * own beside every other, and a new one is launched only once the last
+     * one has run, so no work of the library's or the program's ever waits
+     * behind one, even when a program's kernel holds every SM. Returns true
+     * when it launched one; false when the last one has not run yet, or
+     * when it cannot (it then stops trying). */
+    bool (*keep_warm)(struct ushmemi_device *dev, const uint64_t *word);
 };
 
 /* Backends compiled into this build, in order of preference, NULL-terminated. */

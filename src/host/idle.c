@@ -9,7 +9,12 @@
  * CPU core. auto spins where that core is there to give: the heap is on a
  * GPU (the cpu backend's PEs need their CPUs for the work itself) and the
  * CPUs this PE may use number at least twice the node's PEs (one for each
- * PE's program, one for its helpers).
+ * PE's program, one for its helpers); or, where the PE is bound to one CPU
+ * (oshrun's default), its helper threads run on other CPUs, one at least
+ * for each of the node's PEs, and a cgroup quota, if any, gives two CPUs a
+ * PE. Counting only the bound CPU there, auto took the sleeps under oshrun
+ * on every GPU node, and a kernel's first request after a quiet spell
+ * waited up to a millisecond.
  *
  * Its own waits (USHMEM_CORES_SHARED): where the PEs that may run on this
  * PE's CPUs outnumber them, the PE it waits for may need the very CPU it
@@ -27,6 +32,7 @@
 
 #include "../common/cpus.h"
 #include "../common/log.h"
+#include "../common/threads.h"
 #include "internal.h"
 
 /* What each PE tells the others about where it runs. */
@@ -192,13 +198,21 @@ ushmem_status_t ushmemi_idle_decide(void)
         snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why),
                  "sleep (USHMEM_PROXY_IDLE=sleep)");
     } else if (strcmp(mode, "auto") == 0) {
-        ushmemi_g.idle_spin = gpu && cpus.usable >= 2 * local;
+        /* Bound to one CPU (oshrun's default), the helper threads run on
+         * others (common/threads.c): those count. */
+        int helpers = ushmemi_helper_cpu_count(ushmemi_g.host_local_rank, local);
+        char on[64] = "";
+        if (helpers >= 0)
+            snprintf(on, sizeof(on), ", its helper threads on %d other%s", helpers,
+                     helpers == 1 ? "" : "s");
+        ushmemi_g.idle_spin =
+            gpu && ushmemi_helpers_may_spin(cpus.usable, cpus.quota, helpers, local);
         snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why),
-                 "%s (auto: %s; %d usable CPUs (%d in the affinity mask%s) for %d PE%s on "
+                 "%s (auto: %s; %d usable CPUs (%d in the affinity mask%s)%s, for %d PE%s on "
                  "this node)",
                  ushmemi_g.idle_spin ? "spin" : "sleep",
                  gpu ? "the heap is on a GPU" : "the heap is host memory", cpus.usable,
-                 cpus.affinity, quota, local, local == 1 ? "" : "s");
+                 cpus.affinity, quota, on, local, local == 1 ? "" : "s");
     } else {
         ushmemi_error("shmem_init: PE %d: USHMEM_PROXY_IDLE=%s is not one of auto, spin, sleep",
                       ushmemi_g.my_pe, mode);

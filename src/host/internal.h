@@ -94,7 +94,7 @@ struct ushmemi_state {
      * (idle.c): spin or sleep, and why, for ushmem_info --topology. */
     bool idle_spin;
     int usable_cpus;
-    char idle_why[192];
+    char idle_why[256];
     /* This PE's CPUs are shared by more PEs than they number (idle.c):
      * waits hand the core over (util.c), and why, for ushmem_info. */
     bool cores_shared;

@@ -108,7 +108,8 @@ struct ushmemi_proxy {
     bool idle_spin; /* params.idle_spin */
     /* Keeping the device's path warm while idle (keep_warm): 0 off, 1 the
      * counter's copy rewritten, 2 also 8 bytes to each mapped peer's
-     * warm_offset; and when it last happened. */
+     * warm_offset, 3 also to host memory, 4 also a kernel where
+     * warm_kernel; and when it last happened. */
     int warm;
     bool warm_kernel; /* params.warm_kernel */
     uint64_t warm_offset;
@@ -685,16 +686,15 @@ static void copy_done(struct ushmemi_proxy *p, uint64_t upto)
  * front end and the proxy's stream); 2, also an 8-byte copy of it into each
  * mapped peer's warm word (the links to the peers); 3, also one into a
  * word of host memory (the device's link to the host, which the ring
- * crosses). Nobody reads those words. 4 (a measurement switch, not the
- * default) also launches the atomic's kernel, reading the counter's copy
- * (the launch path a fetch-add or a signal takes), where the device is this
- * PE's alone (params.warm_kernel). One H200, 1 PE to itself, one op after
- * the GPU computed 1 ms to 1 s, same binary, warm 3 against 4: a fetch-add
- * 21.0-50.3 us against 15.9-23.5. But it queues the kernel on the backend's
- * stream, where behind a program's kernel that holds every SM it waits, and
- * every request and completion queued after it with it: a job whose kernel
- * fills the GPU and waits for the proxy hangs. A kernel of its own on a
- * stream of its own, launched only once the last one has run, would not. */
+ * crosses); 4, the default, also a small kernel reading the counter's copy
+ * (the launch path a fetch-add or a signal takes, which a `g` and a copy
+ * were measured to need too), where the device is this PE's alone
+ * (params.warm_kernel: another process's kernels would have to give way to
+ * it). The device runs that kernel on a stream of its own and launches the
+ * next only once the last one has run (dev_ops->keep_warm): behind a
+ * program's kernel that holds every SM it waits alone, where on the
+ * backend's stream it held up every request queued after it, and a job
+ * whose kernel filled the GPU and waited for the proxy hung. */
 #define PROXY_WARM_NS 1000000L
 static void keep_warm(struct ushmemi_proxy *p, uint64_t now)
 {
@@ -705,9 +705,8 @@ static void keep_warm(struct ushmemi_proxy *p, uint64_t now)
     if (p->warm >= 3 && p->streams.words != NULL)
         (void)p->dev_ops->copy(p->dev, (void *)&p->streams.words[2 * PROXY_STREAM_SLOTS],
                                p->done_copy, sizeof(uint64_t));
-    if (p->warm >= 4 && p->warm_kernel && p->dev_ops->amo_async != NULL)
-        (void)p->dev_ops->amo_async(p->dev, p->done_copy, USHMEM_RING_AMO_FETCH, sizeof(uint64_t),
-                                    0, 0, NULL, NULL);
+    if (p->warm >= 4 && p->warm_kernel && p->dev_ops->keep_warm != NULL)
+        (void)p->dev_ops->keep_warm(p->dev, p->done_copy);
     if (p->warm < 2 || p->warm_offset == 0)
         return;
     for (int pe = 0; pe < p->npes; pe++) {
@@ -1201,7 +1200,7 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->warm_offset = params->warm_offset;
     p->warm_kernel = params->warm_kernel != 0;
     const char *warm = getenv("USHMEMI_PROXY_WARM"); /* measurement switch */
-    p->warm = warm != NULL ? atoi(warm) : 3;
+    p->warm = warm != NULL ? atoi(warm) : 4;
     const char *fold = getenv("USHMEMI_PROXY_FOLD"); /* measurement switch */
     p->fold = fold != NULL ? atoi(fold) : 1;
     p->stats.timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;

@@ -8,10 +8,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../src/common/log.h"
@@ -1232,23 +1234,35 @@ START_TEST(failed_request_reads_zero)
 END_TEST
 
 /* A spinning proxy with nothing to do rewrites the counter's copy about
- * once a millisecond. With USHMEMI_PROXY_WARM=4 it launches the atomic's
- * kernel too, only where the device is its PE's alone (_i 1), never where
- * another PE's kernels would have to give way to it (_i 0); by default
- * never (_i 2: a kernel queued behind a program's that fills the GPU would
- * hold up every request behind it). A request after it is still served. */
-static atomic_int warm_kernels;
+ * once a millisecond and, by default, has the device launch a small kernel
+ * that reads it (keep_warm), only where the device is its PE's alone (_i
+ * 1), never where another PE's kernels would have to give way to it (_i 0)
+ * or with USHMEMI_PROXY_WARM=3 (_i 2). Never as the atomic's kernel on the
+ * backend's stream, where behind a program's kernel that fills the GPU it
+ * would hold up every request after it. A request after it is still
+ * served. */
+static atomic_int warm_kernels, backend_fetches;
+static bool count_keep_warm(struct ushmemi_device *d, const uint64_t *word)
+{
+    (void)d;
+    if (word == (const uint64_t *)&done_cell)
+        atomic_fetch_add(&warm_kernels, 1);
+    return true;
+}
+
 static ushmem_status_t count_amo_async(struct ushmemi_device *d, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
                                        uint64_t *result, const struct ushmemi_dev_then *then)
 {
     (void)d;
+    (void)addr;
+    (void)op;
     (void)size;
     (void)operand;
     (void)compare;
+    (void)result;
     (void)then;
-    if (addr == (void *)&done_cell && op == USHMEM_RING_AMO_FETCH && result == NULL)
-        atomic_fetch_add(&warm_kernels, 1);
+    atomic_fetch_add(&backend_fetches, 1);
     return USHMEM_OK;
 }
 
@@ -1258,15 +1272,17 @@ START_TEST(spinning_proxy_keeps_warm)
     struct ushmem_ring_producer prod = {0};
 
     atomic_store(&warm_kernels, 0);
+    atomic_store(&backend_fetches, 0);
     ops = *dev_ops;
     ops.write64 = ordered_write64;
     ops.amo_async = count_amo_async;
+    ops.keep_warm = count_keep_warm;
     params_done_copy = (uint64_t *)&done_cell;
     params_transport_ops = &mock_ordered_ops;
     params_idle_spin = 1;
     params_warm_kernel = _i >= 1;
-    if (_i < 2)
-        setenv("USHMEMI_PROXY_WARM", "4", 1);
+    if (_i == 2)
+        setenv("USHMEMI_PROXY_WARM", "3", 1);
     start_proxy_devmem(&ops, 16, USHMEMI_PROXY_DEVMEM_PASS);
     unsetenv("USHMEMI_PROXY_WARM");
     /* At least 20 ms of idleness, longer on a loaded machine (up to 5 s). */
@@ -1280,6 +1296,9 @@ START_TEST(spinning_proxy_keeps_warm)
         ck_assert_int_ge(kernels, 20);
     else
         ck_assert_int_eq(kernels, 0);
+    /* About one a millisecond, not one a poll. */
+    ck_assert_int_le(kernels, writes + 1);
+    ck_assert_int_eq(atomic_load(&backend_fetches), 0);
     struct ushmem_ring_request p_req = {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE,
                                         .pe = 1, .offset = 0x10, .local = 3, .value = 8};
     uint64_t t = ushmem_ring_submit_on(ring, NULL, &done_cell, &prod, &p_req);
@@ -1736,6 +1755,79 @@ START_TEST(helper_cpus_chosen)
 }
 END_TEST
 
+/* auto's rule for spinning helper threads: a PE bound to one CPU (oshrun's
+ * default) counts the CPUs its helpers run on, one a PE of the node, and
+ * the cgroup quota, two CPUs a PE; an unbound PE its usable CPUs, two a PE.
+ * Counting only the bound CPU, auto slept under oshrun on every GPU node. */
+START_TEST(helpers_spin_where_cores_are_there)
+{
+    /* Bound to one CPU of 16, alone or 2 PEs: spin (15 and 14 for helpers). */
+    ck_assert(ushmemi_helpers_may_spin(1, 0, 15, 1));
+    ck_assert(ushmemi_helpers_may_spin(1, 0, 14, 2));
+    /* 8 PEs on 8 CPUs leave none; 2 on 2 CPUs only each other's. */
+    ck_assert(!ushmemi_helpers_may_spin(1, 0, 0, 8));
+    ck_assert(!ushmemi_helpers_may_spin(1, 0, 1, 2));
+    /* 3 PEs, 1 CPU for the helpers: not one each. */
+    ck_assert(!ushmemi_helpers_may_spin(1, 0, 1, 3));
+    /* A quota of 3 CPUs for 2 PEs: not two each, whatever the mask says. */
+    ck_assert(!ushmemi_helpers_may_spin(1, 3, 14, 2));
+    ck_assert(ushmemi_helpers_may_spin(1, 4, 14, 2));
+    /* Not bound to one CPU: the usable CPUs, two a PE. */
+    ck_assert(ushmemi_helpers_may_spin(4, 0, -1, 2));
+    ck_assert(!ushmemi_helpers_may_spin(3, 0, -1, 2));
+    ck_assert(ushmemi_helpers_may_spin(2, 0, -1, 0));
+}
+END_TEST
+
+/* The count itself, in a child bound to one CPU: the other CPUs this
+ * process may use that are online and not isolated; -1 unbound. */
+START_TEST(helper_cpu_count_bound)
+{
+    cpu_set_t online, isolated, own;
+    char text[4096] = "";
+    FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(text, sizeof(text), f));
+    fclose(f);
+    ck_assert_int_eq(ushmemi_parse_cpu_list(text, &online), 0);
+    CPU_ZERO(&isolated);
+    f = fopen("/sys/devices/system/cpu/isolated", "r");
+    if (f != NULL) {
+        if (fgets(text, sizeof(text), f) != NULL && text[0] != '\n')
+            ck_assert_int_eq(ushmemi_parse_cpu_list(text, &isolated), 0);
+        fclose(f);
+    }
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(own), &own), 0);
+    int mine = -1, allowed = 0, listed = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (CPU_ISSET(c, &own) && mine < 0) {
+            mine = c;
+            continue;
+        }
+        bool usable = CPU_ISSET(c, &online) && !CPU_ISSET(c, &isolated);
+        listed += usable;
+        allowed += usable && CPU_ISSET(c, &own);
+    }
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(mine, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) != 0)
+            _exit(2);
+        int got = ushmemi_helper_cpu_count(0, 1);
+        _exit(got >= allowed && got <= listed ? 0 : 1);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    if (CPU_COUNT(&own) > 1)
+        ck_assert_int_eq(ushmemi_helper_cpu_count(0, 1), -1);
+}
+END_TEST
+
 /* Ten rounds of a 32-block kernel's puts (blocks out of step, each putting
  * its share of one message in a loop), all in the ring at once: one copy
  * per round, however the 320 requests came. */
@@ -1979,6 +2071,8 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, proxy_leaves_a_lone_bound_cpu);
     tcase_add_test(tc, cpu_lists_parsed);
     tcase_add_test(tc, helper_cpus_chosen);
+    tcase_add_test(tc, helpers_spin_where_cores_are_there);
+    tcase_add_test(tc, helper_cpu_count_bound);
     tcase_add_test(tc, stream_requests_wait_for_their_stream);
     tcase_add_test(tc, stream_requests_of_several_streams);
     tcase_add_test(tc, stream_requests_refused);
