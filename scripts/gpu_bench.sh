@@ -837,6 +837,18 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
                 r2 = (f > 0 && c != "" && d != "") ? sprintf("%.2f-%.2f", c / f, d / f) : "n/a"
                 printf "%-7s | %7s | %7s %7s | %7s %7s | %11s | %11s\n", op, fl, a, b, c, d, r1, r2 }'
         done
+        # A get's own copy (from GPU memory: over the link between GPUs, or
+        # within the one GPU, where the driver runs it as a kernel).
+        fl=$(val proxy_floor raw hop-copy-dev)
+        if [ -n "$fl" ]; then
+            awk -v fl="$fl" -v a="$(val dev_latency ushmem-proxy-now g)" \
+                -v b="$(val dev_latency ushmem-proxy-now2 g)" 'BEGIN {
+                r = (a != "" && b != "") ? sprintf("%.2f-%.2f", a / fl, b / fl) : "n/a"
+                printf "%-7s | %7s | %7s %7s | %15s | %11s |\n", "g/cdev", fl, a, b, "", r }'
+        fi
+        say "The floor's hops, same run (us): $(awk -F, '$1 ~ /^hop-[a-z-]+$/ {
+            printf "%s %s; ", substr($1, 5), $2 }' "$csvdir/proxy_floor_raw.csv" 2>/dev/null)" \
+            "(copy-dev: a get's copy, from GPU memory)"
         if [ "$ngpus" -ge 2 ]; then
             say ""
             say "Host and GPU both idle (PE 0's host sleeps T, its GPU has nothing queued): one" \

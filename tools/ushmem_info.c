@@ -59,11 +59,12 @@ static void print_idle(void)
            "         costs one CPU core per PE while the job runs\n"
            "  sleep  polls, then sleeps up to 1 ms: almost no CPU, but the first request\n"
            "         after a quiet spell waits for the sleep to end (up to about 1 ms)\n"
-           "  auto   spin where the heap is on a GPU and there is a CPU for each PE's\n"
-           "         helpers, else sleep: a PE bound to one CPU (oshrun's default) has its\n"
-           "         helpers on the others, one each for the node's PEs at least; an\n"
-           "         unbound one needs twice the node's PEs in usable CPUs (here: up to %d\n"
-           "         PEs)\n"
+           "  auto   spin where the heap is on a GPU and each PE's proxy has a CPU of its\n"
+           "         own, else sleep: a PE bound to one CPU (oshrun's default) has its\n"
+           "         helpers on CPUs no PE is bound to, and needs one each for the node's\n"
+           "         PEs (two for the fabric's progress thread to spin too) and a cgroup\n"
+           "         quota, if any, of two CPUs a PE; an unbound one needs twice the\n"
+           "         node's PEs in usable CPUs (here: up to %d PEs)\n"
            "  (ushmem_info --topology says what each PE of a job took, and why)\n",
            c.usable / 2);
 }

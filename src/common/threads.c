@@ -63,6 +63,18 @@ int ushmemi_helper_cpus(const cpu_set_t *own, const cpu_set_t *online,
     return c;
 }
 
+/* The CPUs the node's PEs are bound to, when the PEs told each other
+ * (ushmemi_helper_avoid); helpers stay off them rather than off the
+ * guessed block. */
+static cpu_set_t pe_cpus;
+static bool have_pe_cpus;
+
+void ushmemi_helper_avoid(const cpu_set_t *pes)
+{
+    pe_cpus = *pes;
+    have_pe_cpus = true;
+}
+
 /* A CPU list file of sysfs into set; false when unreadable or malformed. */
 static int read_cpu_list(const char *path, cpu_set_t *set)
 {
@@ -126,58 +138,63 @@ static int helper_sets(int local_rank, int local_size, cpu_set_t sets[2])
     }
     if (!read_cpu_list("/sys/devices/system/cpu/isolated", &isolated))
         CPU_ZERO(&isolated);
-    return ushmemi_helper_cpus(&own, &online, &isolated, local_rank, local_size, &sets[0],
-                               &sets[1]);
+    int cpu = ushmemi_helper_cpus(&own, &online, &isolated, local_rank, local_size, &sets[0],
+                                  &sets[1]);
+    if (cpu >= 0 && have_pe_cpus) {
+        /* Known rather than guessed: first every CPU of the second choice
+         * that no PE of the node is bound to. */
+        CPU_ZERO(&sets[0]);
+        for (int k = 0; k < CPU_SETSIZE; k++)
+            if (CPU_ISSET(k, &sets[1]) && !CPU_ISSET(k, &pe_cpus))
+                CPU_SET(k, &sets[0]);
+    }
+    return cpu;
 }
 
-/* The trial thread: how many CPUs it was let run on. */
-static void *count_own_cpus(void *arg)
+/* The trial thread: the CPUs it was let run on. */
+static void *own_cpus(void *arg)
 {
-    cpu_set_t got;
-    (void)arg;
-    CPU_ZERO(&got);
-    if (sched_getaffinity(0, sizeof(got), &got) != 0)
-        return (void *)(intptr_t)0;
-    return (void *)(intptr_t)CPU_COUNT(&got);
+    cpu_set_t *got = arg;
+    CPU_ZERO(got);
+    if (sched_getaffinity(0, sizeof(*got), got) != 0)
+        CPU_ZERO(got);
+    return NULL;
 }
 
-int ushmemi_helper_cpu_count(int local_rank, int local_size)
+int ushmemi_helper_cpu_count(int local_rank, int local_size, const cpu_set_t *taken)
 {
-    cpu_set_t sets[2];
+    cpu_set_t sets[2], got;
     pthread_t t;
     int placed = 0;
     sigset_t all, old;
-    void *count = NULL;
 
     if (helper_sets(local_rank, local_size, sets) < 0)
         return -1;
     /* A thread placed as a helper would be, which the kernel's cgroup may
      * refuse set by set or narrow; with every signal blocked, it only
-     * counts the CPUs it got. */
+     * reads the CPUs it got. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = create_placed(&t, count_own_cpus, NULL, sets, 2, &placed);
+    int rc = create_placed(&t, own_cpus, &got, sets, 2, &placed);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return 0;
-    pthread_join(t, &count);
-    int n = (int)(intptr_t)count;
-    if (placed == 1)
-        return n;
-    /* The second set holds the other PEs' CPUs too, which their own
-     * threads need. */
-    if (placed == 2 && local_size > 1)
-        return n > local_size - 1 ? n - (local_size - 1) : 0;
-    return placed == 2 ? n : 0;
+    pthread_join(t, NULL);
+    if (placed == 0)
+        return 0;
+    int n = 0;
+    for (int k = 0; k < CPU_SETSIZE; k++)
+        n += CPU_ISSET(k, &got) && (taken == NULL || !CPU_ISSET(k, taken));
+    return n;
 }
 
-bool ushmemi_helpers_may_spin(int usable, int quota, int helper_cpus, int local)
+bool ushmemi_helpers_may_spin(int usable, int quota, int helper_cpus, int local, int spinners)
 {
     if (local < 1)
         local = 1;
     if (helper_cpus < 0)
-        return usable >= 2 * local;
-    return helper_cpus >= local && (quota == 0 || quota >= 2 * local);
+        return usable >= (1 + spinners) * local;
+    return helper_cpus >= spinners * local && (quota == 0 || quota >= (1 + spinners) * local);
 }
 
 int ushmemi_helper_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,

@@ -33,18 +33,26 @@ int ushmemi_helper_cpus(const cpu_set_t *own, const cpu_set_t *online,
                         const cpu_set_t *isolated, int local_rank, int local_size,
                         cpu_set_t *first, cpu_set_t *second);
 
-/* How many CPUs the helper threads of this process run on when it is bound
- * to one CPU (the first candidate set the kernel accepts, tried with a
- * thread that does nothing; 0: none, they share the process's CPU), or -1
- * when it is not bound to one. */
-int ushmemi_helper_cpu_count(int local_rank, int local_size);
+/* The CPUs the node's PEs are bound to (the union of their affinity
+ * masks): helper threads are placed off them first, instead of off the
+ * block guessed from the local rank. Call once, before the first helper. */
+void ushmemi_helper_avoid(const cpu_set_t *pes);
 
-/* Whether helper threads may spin while idle, one a PE for the node's
- * `local` PEs: with the process bound to one CPU (helper_cpus >= 0, from
- * ushmemi_helper_cpu_count), one of the helpers' CPUs a PE and a cgroup
- * quota (0: none) of two CPUs a PE; otherwise two usable CPUs (affinity and
- * quota, struct ushmemi_cpus) a PE. */
-bool ushmemi_helpers_may_spin(int usable, int quota, int helper_cpus, int local);
+/* How many CPUs the helper threads of this process run on when it is bound
+ * to one CPU, leaving out `taken` (NULL: none): the CPUs a thread that
+ * does nothing, placed as a helper is (the kernel's cgroup may refuse or
+ * narrow a set), got. 0: none (they share the process's CPU); -1: the
+ * process is not bound to one CPU. */
+int ushmemi_helper_cpu_count(int local_rank, int local_size, const cpu_set_t *taken);
+
+/* Whether `spinners` helper threads a PE may spin while idle for the
+ * node's `local` PEs: with the process bound to one CPU (helper_cpus >= 0,
+ * from ushmemi_helper_cpu_count without the PEs' own CPUs), one of the
+ * helpers' CPUs for each spinning thread, and a cgroup quota (0: none)
+ * that leaves each PE its own CPU besides; otherwise as many usable CPUs
+ * (affinity and quota, struct ushmemi_cpus) as the PEs and their spinning
+ * threads. */
+bool ushmemi_helpers_may_spin(int usable, int quota, int helper_cpus, int local, int spinners);
 
 /* Parses a kernel CPU list ("0-3,8,10-11"), as in
  * /sys/devices/system/cpu/online, into set; returns 0, or -1 when malformed. */

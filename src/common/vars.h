@@ -66,10 +66,11 @@
       "(keep polling: a request after any quiet spell is taken at once, for one CPU " \
       "core per PE), sleep (poll, then sleep up to 1 ms: almost no CPU, but the "   \
       "first request after a quiet spell waits up to that long) or auto (spin where "   \
-      "the heap is on a GPU and there is a CPU for each PE's helpers: with the PE "     \
-      "bound to one CPU (oshrun's default), one of the others for each of the node's " \
-      "PEs; else the CPUs this PE may use number at least twice the node's PEs; "     \
-      "otherwise sleep)")                                                             \
+      "the heap is on a GPU and each PE's proxy has a CPU of its own: with the PE "    \
+      "bound to one CPU (oshrun's default), CPUs that no PE is bound to, one for "     \
+      "each of the node's PEs (two each for the fabric's progress thread to spin "    \
+      "too), and a cgroup quota, if any, of two CPUs a PE; else the CPUs this PE may " \
+      "use number at least twice the node's PEs; otherwise sleep)")                    \
     X(cores_shared, "USHMEM_CORES_SHARED", STRING, "auto",                           \
       "Whether this PE shares its CPUs with more PEs than they number, so that its "     \
       "waits in barriers and collectives block on the word (a futex, woken by the "     \

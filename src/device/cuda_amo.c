@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ushmem/detail/ring.h>
 
@@ -303,16 +304,19 @@ ushmem_status_t ushmemi_cuda_kernels_load(struct ushmemi_device *dev)
         return status;
     pdl_load(dev);
     void *old = NULL;
-    /* Two words: the blocking atomic's old value, and where a queued one
-     * without a result leaves its own. */
-    CUresult r = ushmemi_cu.cuMemHostAlloc(&old, 2 * sizeof(uint64_t),
+    /* Three words: the blocking atomic's old value, where a queued one
+     * without a result leaves its own, and the number of the last warm
+     * kernel that has run (keep_warm). */
+    CUresult r = ushmemi_cu.cuMemHostAlloc(&old, 3 * sizeof(uint64_t),
                                            CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
     if (r != CUDA_SUCCESS) {
-        status = ushmemi_cuda_fail("cuMemHostAlloc", r, "16 bytes for the atomic kernel's result");
+        status = ushmemi_cuda_fail("cuMemHostAlloc", r, "24 bytes for the atomic kernel's result");
         goto unload;
     }
+    memset(old, 0, 3 * sizeof(uint64_t));
     dev->amo_old = old;
     dev->amo_discard = (uint64_t *)old + 1;
+    dev->warm_done = (uint64_t *)old + 2;
     status = ushmemi_cuda_reduce_load(dev);
     if (status == USHMEM_OK)
         status = ushmemi_cuda_graph_load(dev);
@@ -415,8 +419,12 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
 }
 
 /* The atomic's kernel as a fetch of `word` into the discard word, on the
- * warm stream: where the program's kernels hold every SM it waits there,
- * alone, and is not launched again until it has run (cuEventQuery). */
+ * warm stream at the lowest priority. Where the program's kernels hold
+ * every SM it waits there, alone: its own stream, and nothing queued
+ * behind it, since it writes its number into a host word itself once it
+ * has run (an event recorded behind it would wait in the hardware queue
+ * it shares with other streams, CUDA_DEVICE_MAX_CONNECTIONS=1 say, and
+ * hold up what follows there). */
 static bool warm_open(struct ushmemi_device *dev)
 {
     int least = 0, greatest = 0;
@@ -425,45 +433,76 @@ static bool warm_open(struct ushmemi_device *dev)
         r = ushmemi_cu.cuStreamCreateWithPriority(&dev->warm_stream, CU_STREAM_NON_BLOCKING,
                                                   least);
     if (r == CUDA_SUCCESS)
-        r = ushmemi_cu.cuEventCreate(&dev->warm_done, CU_EVENT_DISABLE_TIMING);
-    if (r == CUDA_SUCCESS)
         return true;
-    ushmemi_debug("cuda backend: no kernel keeps the proxy's launch path warm: the stream or "
-                  "its event could not be made (CUresult %d)", (int)r);
+    dev->warm_stream = NULL;
+    ushmemi_debug("cuda backend: no kernel keeps the proxy's launch path warm: its stream could "
+                  "not be made (CUresult %d)", (int)r);
     return false;
+}
+
+static uint64_t warm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether no other process computes on the device, asked of NVML every
+ * WARM_CHECK_NS (a call of some 0.1 ms, so not every time): another
+ * process's kernels would have to give way to each warm kernel (the driver
+ * time-slices processes). Without NVML's answer: alone. */
+#define WARM_CHECK_NS 10000000000ULL
+static bool warm_alone(struct ushmemi_device *dev)
+{
+    uint64_t now = warm_now_ns();
+    if (dev->warm_checked != 0 && now - dev->warm_checked < WARM_CHECK_NS)
+        return dev->warm_alone;
+    dev->warm_checked = now;
+    int n = ushmemi_cuda_compute_processes(dev);
+    bool alone = n <= 1;
+    if (alone != dev->warm_alone)
+        ushmemi_debug("cuda backend: %d processes compute on device %d: the idle proxy's warm "
+                      "kernel %s", n, dev->ordinal, alone ? "runs" : "waits until it is alone");
+    dev->warm_alone = alone;
+    return alone;
 }
 
 bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word)
 {
-    if (dev->warm_off || ushmemi_cuda_current(dev, "keeping warm") != USHMEM_OK)
+    if (word == NULL) {
+        ushmemi_cuda_warm_close(dev);
+        dev->warm_off = true;
         return false;
-    CUresult r;
+    }
+    if (dev->warm_off || dev->warm_done == NULL ||
+        ushmemi_cuda_current(dev, "keeping warm") != USHMEM_OK)
+        return false;
     if (dev->warm_stream == NULL) {
+        dev->warm_alone = true;
         if (!warm_open(dev)) {
             dev->warm_off = true;
             return false;
         }
-    } else if ((r = ushmemi_cu.cuEventQuery(dev->warm_done)) != CUDA_SUCCESS) {
-        if (r == CUDA_ERROR_NOT_READY)
-            return false;
-        dev->warm_off = true;
-        return false;
+    } else if (__atomic_load_n(dev->warm_done, __ATOMIC_ACQUIRE) != dev->warm_launched) {
+        return false; /* the last one has not run */
     }
+    if (!warm_alone(dev))
+        return false;
     CUdeviceptr target = (CUdeviceptr)(uintptr_t)word;
-    CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_discard, then = 0;
-    uint64_t operand = 0, compare = 0, then_value = 0;
+    CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_discard;
+    CUdeviceptr then = (CUdeviceptr)(uintptr_t)dev->warm_done;
+    uint64_t operand = 0, compare = 0, then_value = dev->warm_launched + 1;
     unsigned op = USHMEM_RING_AMO_FETCH, wide = 1;
     void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then, &then_value};
-    r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->warm_stream, params,
-                                  NULL);
-    if (r == CUDA_SUCCESS)
-        r = ushmemi_cu.cuEventRecord(dev->warm_done, dev->warm_stream);
+    CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->warm_stream,
+                                           params, NULL);
     if (r != CUDA_SUCCESS) {
         ushmemi_debug("cuda backend: the kernel that keeps the proxy's launch path warm "
                       "stops: launching it failed (CUresult %d)", (int)r);
         dev->warm_off = true;
         return false;
     }
+    dev->warm_launched++;
     return true;
 }
 
@@ -526,17 +565,17 @@ ushmem_status_t ushmemi_cuda_exchange_kernel(struct ushmemi_device *dev, void *s
 }
 
 /* Waits for the last kernel keep_warm launched, which reads a word of the
- * heap and writes the discard word, and releases its stream and event. */
+ * heap and writes host words, and releases its stream. */
 void ushmemi_cuda_warm_close(struct ushmemi_device *dev)
 {
     if (dev->warm_stream != NULL) {
         ushmemi_cu.cuStreamSynchronize(dev->warm_stream);
-        ushmemi_cu.cuEventDestroy(dev->warm_done);
         ushmemi_cu.cuStreamDestroy(dev->warm_stream);
     }
     dev->warm_stream = NULL;
-    dev->warm_done = NULL;
-    dev->warm_off = false;
+    dev->warm_launched = 0;
+    if (dev->warm_done != NULL)
+        *dev->warm_done = 0;
 }
 
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
@@ -555,4 +594,5 @@ void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
     dev->amo_module = NULL;
     dev->amo_old = NULL;
     dev->amo_discard = NULL;
+    dev->warm_done = NULL;
 }

@@ -94,6 +94,35 @@ close_lib:
     return NULL;
 }
 
+/* nvmlDeviceGetComputeRunningProcesses in its newest form the library
+ * has: with no room for the list, it answers NVML_ERROR_INSUFFICIENT_SIZE
+ * (7) and the count, or success and none. */
+enum { NVML_INSUFFICIENT_SIZE = 7 };
+typedef nvml_return (*processes_fn)(nvml_device, unsigned *, void *);
+
+int ushmemi_cuda_compute_processes(struct ushmemi_device *dev)
+{
+    static const char *const names[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
+                                        "nvmlDeviceGetComputeRunningProcesses_v2",
+                                        "nvmlDeviceGetComputeRunningProcesses"};
+    struct cuda_nvml *nvml = dev->id.pci_bdf[0] != '\0' ? nvml_get(dev) : NULL;
+    if (nvml == NULL)
+        return -1;
+    processes_fn processes = NULL;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && processes == NULL; i++) {
+        void *sym = dlsym(nvml->lib, names[i]);
+        memcpy(&processes, &sym, sizeof(sym));
+    }
+    nvml_device mine;
+    if (processes == NULL || nvml->handle_by_bus_id(dev->id.pci_bdf, &mine) != NVML_OK)
+        return -1;
+    unsigned count = 0;
+    nvml_return rc = processes(mine, &count, NULL);
+    if (rc == NVML_OK)
+        return 0;
+    return rc == NVML_INSUFFICIENT_SIZE ? (int)count : -1;
+}
+
 void ushmemi_cuda_nvml_close(struct ushmemi_device *dev)
 {
     if (dev->nvml == NULL)

@@ -64,7 +64,6 @@
     X(cuEventCreate)                                                                   \
     X(cuEventDestroy)                                                                  \
     X(cuEventRecord)                                                                   \
-    X(cuEventQuery)                                                                    \
     X(cuCtxGetStreamPriorityRange)                                                     \
     X(cuStreamCreateWithPriority)                                                      \
     X(cuStreamWaitEvent)                                                               \
@@ -203,12 +202,17 @@ struct ushmemi_device {
     bool amo_warned;       /* the proxy's first atomic said what CUDA_MODULE_LOADING risks */
     pthread_mutex_t amo_lock; /* one atomic at a time: the proxy and the landing thread */
     /* keep_warm (cuda_amo.c, the proxy thread only): the atomic's kernel on
-     * a stream of its own at the lowest priority, and the event recorded
-     * behind the last one; made at the first call. warm_off: they could
-     * not be made, or a launch failed. */
+     * a stream of its own at the lowest priority, made at the first call;
+     * how many were launched, and the host word where each writes its
+     * number once it has run (beside amo_old). warm_off: the stream could
+     * not be made, a launch failed, or the proxy stopped. warm_alone and
+     * warm_checked: whether NVML showed no other process computing on the
+     * device, and when it was last asked. */
     CUstream warm_stream;
-    CUevent warm_done;
-    bool warm_off;
+    uint64_t warm_launched;
+    uint64_t *warm_done;
+    bool warm_off, warm_alone;
+    uint64_t warm_checked;
     /* The stream reduction kernels (cuda_sum.c): one per element kind
      * that has its own (NULL for the others). */
     CUmodule reduce_module;
@@ -327,6 +331,10 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
 bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word);
 /* Before the heap it reads goes (cuda_close): the last such kernel run. */
 void ushmemi_cuda_warm_close(struct ushmemi_device *dev);
+/* How many processes NVML lists with a compute context on this device
+ * (this one among them; a container may see none), or -1 when NVML cannot
+ * tell (cuda_p2p.c). */
+int ushmemi_cuda_compute_processes(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,
                                          const void *src, size_t len);

@@ -391,11 +391,15 @@ struct ushmemi_device_ops {
     /* Optional (NULL: nothing to keep warm): for an idle proxy, keeps the
      * device's kernel launch path in use with a small kernel that reads
      * the 8-byte word at `word` (device memory). It runs on a stream of its
-     * own beside every other, and a new one is launched only once the last
-     * one has run, so no work of the library's or the program's ever waits
-     * behind one, even when a program's kernel holds every SM. Returns true
-     * when it launched one; false when the last one has not run yet, or
-     * when it cannot (it then stops trying). */
+     * own, and a new one is launched only once the last one has run (it
+     * says so in host memory: no event waits behind it), so no request of
+     * the library's waits behind one, even when a program's kernel holds
+     * every SM; a program's device-wide synchronisation does. Not while
+     * another process computes on the device (its kernels would have to
+     * give way). Returns true when it launched one; false when the last one
+     * has not run yet, another process is there, or it cannot (it then
+     * stops trying). `word` NULL: waits for the last one and stops, before
+     * the memory it reads goes. */
     bool (*keep_warm)(struct ushmemi_device *dev, const uint64_t *word);
 };
 

@@ -100,11 +100,11 @@ static bool sharing(const struct cpu_card *cards, int n, int me, int *pes_p, int
 }
 
 /* Sets ushmemi_g.cores_shared. Collective: every PE calls it once. */
-static ushmem_status_t cores_decide(const struct ushmemi_cpus *cpus, int local)
+/* Every PE's card, gathered into *cards_p (freed by the caller); a
+ * failure is said. Collective. */
+static ushmem_status_t cards_exchange(struct cpu_card **cards_p)
 {
-    const char *mode = ushmemi_settings.cores_shared;
-    int n = ushmemi_g.n_pes, pes = local, avail = cpus->usable;
-    const char *how = "the node's PEs against the CPUs this PE may use";
+    int n = ushmemi_g.n_pes;
     struct cpu_card *cards = calloc((size_t)n, sizeof(*cards));
     if (cards == NULL) {
         ushmemi_error("shmem_init: PE %d: cannot allocate %d CPU masks", ushmemi_g.my_pe, n);
@@ -119,6 +119,36 @@ static ushmem_status_t cores_decide(const struct ushmemi_cpus *cpus, int local)
         free(cards);
         return status;
     }
+    *cards_p = cards;
+    return USHMEM_OK;
+}
+
+/* The CPUs the PEs of this machine are bound to; false when a mask is
+ * missing. */
+static bool machine_pe_cpus(const struct cpu_card *cards, int n, int me, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    for (int pe = 0; pe < n; pe++) {
+        if (cards[pe].host != cards[me].host)
+            continue;
+        if (!cards[pe].has_mask)
+            return false;
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (cards[pe].mask[c / 64] & ((uint64_t)1 << (c % 64)))
+                CPU_SET(c, set);
+    }
+    return true;
+}
+
+/* Sets ushmemi_g.cores_shared from the gathered cards. Collective: every
+ * PE calls it once. */
+static ushmem_status_t cores_decide(const struct ushmemi_cpus *cpus, int local,
+                                    const struct cpu_card *cards)
+{
+    const char *mode = ushmemi_settings.cores_shared;
+    int n = ushmemi_g.n_pes, pes = local, avail = cpus->usable;
+    const char *how = "the node's PEs against the CPUs this PE may use";
+    ushmem_status_t status;
     int p, c;
     bool any = false; /* some PE of this machine decides so (auto) */
     if (sharing(cards, n, ushmemi_g.my_pe, &p, &c)) {
@@ -132,7 +162,6 @@ static ushmem_status_t cores_decide(const struct ushmemi_cpus *cpus, int local)
     } else {
         any = pes > avail;
     }
-    free(cards);
     char quota[48] = "";
     if (cpus->quota > 0)
         snprintf(quota, sizeof(quota), ", a cgroup quota of %d", cpus->quota);
@@ -187,37 +216,59 @@ ushmem_status_t ushmemi_idle_decide(void)
 
     ushmemi_cpus_probe(&cpus);
     ushmemi_g.usable_cpus = cpus.usable;
+    struct cpu_card *cards = NULL;
+    ushmem_status_t status = cards_exchange(&cards);
+    if (status != USHMEM_OK)
+        return status;
+    /* Helper threads go off every CPU a PE of this machine is bound to
+     * (common/threads.c), known from the cards. */
+    cpu_set_t pe_cpus;
+    bool known = machine_pe_cpus(cards, ushmemi_g.n_pes, ushmemi_g.my_pe, &pe_cpus);
+    if (known)
+        ushmemi_helper_avoid(&pe_cpus);
     char quota[48] = "";
     if (cpus.quota > 0)
         snprintf(quota, sizeof(quota), ", a cgroup quota of %d", cpus.quota);
     if (strcmp(mode, "spin") == 0) {
-        ushmemi_g.idle_spin = true;
+        ushmemi_g.idle_spin = ushmemi_g.idle_spin_fabric = true;
         snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why), "spin (USHMEM_PROXY_IDLE=spin)");
     } else if (strcmp(mode, "sleep") == 0) {
-        ushmemi_g.idle_spin = false;
+        ushmemi_g.idle_spin = ushmemi_g.idle_spin_fabric = false;
         snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why),
                  "sleep (USHMEM_PROXY_IDLE=sleep)");
     } else if (strcmp(mode, "auto") == 0) {
         /* Bound to one CPU (oshrun's default), the helper threads run on
-         * others (common/threads.c): those count. */
-        int helpers = ushmemi_helper_cpu_count(ushmemi_g.host_local_rank, local);
-        char on[64] = "";
+         * others: those that no PE of this machine is bound to count. The
+         * proxy spins where each PE's has one; the fabric's progress
+         * thread too where there are two a PE. */
+        int helpers = ushmemi_helper_cpu_count(ushmemi_g.host_local_rank, local,
+                                               known ? &pe_cpus : NULL);
+        char on[80] = "";
         if (helpers >= 0)
-            snprintf(on, sizeof(on), ", its helper threads on %d other%s", helpers,
-                     helpers == 1 ? "" : "s");
+            snprintf(on, sizeof(on), ", its helper threads on %d CPU%s no PE is bound to",
+                     helpers, helpers == 1 ? "" : "s");
         ushmemi_g.idle_spin =
-            gpu && ushmemi_helpers_may_spin(cpus.usable, cpus.quota, helpers, local);
+            gpu && ushmemi_helpers_may_spin(cpus.usable, cpus.quota, helpers, local, 1);
+        ushmemi_g.idle_spin_fabric = ushmemi_g.idle_spin &&
+                                     ushmemi_helpers_may_spin(cpus.usable, cpus.quota, helpers,
+                                                              local, 2);
         snprintf(ushmemi_g.idle_why, sizeof(ushmemi_g.idle_why),
                  "%s (auto: %s; %d usable CPUs (%d in the affinity mask%s)%s, for %d PE%s on "
-                 "this node)",
+                 "this node%s)",
                  ushmemi_g.idle_spin ? "spin" : "sleep",
                  gpu ? "the heap is on a GPU" : "the heap is host memory", cpus.usable,
-                 cpus.affinity, quota, on, local, local == 1 ? "" : "s");
+                 cpus.affinity, quota, on, local, local == 1 ? "" : "s",
+                 ushmemi_g.idle_spin && !ushmemi_g.idle_spin_fabric
+                     ? "; the fabric's progress thread sleeps: not two a PE"
+                     : "");
     } else {
         ushmemi_error("shmem_init: PE %d: USHMEM_PROXY_IDLE=%s is not one of auto, spin, sleep",
                       ushmemi_g.my_pe, mode);
+        free(cards);
         return USHMEM_ERR_INVALID_VALUE;
     }
     ushmemi_debug("helper threads when idle: %s", ushmemi_g.idle_why);
-    return cores_decide(&cpus, local);
+    status = cores_decide(&cpus, local, cards);
+    free(cards);
+    return status;
 }

@@ -93,6 +93,7 @@ struct ushmemi_state {
     /* How the proxy and the fabric's progress thread wait while idle
      * (idle.c): spin or sleep, and why, for ushmem_info --topology. */
     bool idle_spin;
+    bool idle_spin_fabric; /* the fabric's progress thread too (idle.c) */
     int usable_cpus;
     char idle_why[256];
     /* This PE's CPUs are shared by more PEs than they number (idle.c):

@@ -112,7 +112,7 @@ static ushmem_status_t open_fabric(const struct ushmemi_oob *oob)
         .static_size = ushmemi_g.static_size,
         .static_skip = ushmemi_g.static_skip,
         .fabric_iface = ushmemi_settings.fabric_iface,
-        .idle_spin = ushmemi_g.idle_spin,
+        .idle_spin = ushmemi_g.idle_spin_fabric,
         .cores_shared = ushmemi_g.cores_shared,
     };
     ushmem_status_t status = ushmemi_transport_ofi_ops.init(&params, &ushmemi_g.fabric);

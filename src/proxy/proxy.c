@@ -1274,9 +1274,12 @@ void ushmemi_proxy_stop(struct ushmemi_proxy *p)
         return;
     atomic_store_explicit(&p->stop, true, memory_order_release);
     pthread_join(p->thread, NULL);
-    /* The last copy of the counter lands before its memory can go. */
+    /* The last copy of the counter lands before its memory can go, and
+     * the last warm kernel, which reads it, has run. */
     if (p->done_copy != NULL && p->dev_ops->sync(p->dev) != USHMEM_OK)
         ushmemi_warn("proxy: the device did not finish writing the last completed counter");
+    if (p->warm >= 4 && p->warm_kernel && p->dev_ops->keep_warm != NULL)
+        (void)p->dev_ops->keep_warm(p->dev, NULL);
     ushmemi_debug("proxy: %" PRIu64 " requests executed in %.3f ms; %" PRIu64 " completions "
                   "(transport quiet and counter) took %.3f ms; %" PRIu64 " idle sleeps",
                   p->stats.requests, (double)p->stats.execute_ns / 1e6, p->stats.completions,

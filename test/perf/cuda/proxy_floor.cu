@@ -11,6 +11,10 @@
  *                half of one, in microseconds. ENGINE:
  *                  memop       cuStreamWriteValue64 of the value
  *                  copy        an 8-byte cudaMemcpyAsync from host-pinned memory
+ *                  copy-dev    an 8-byte cudaMemcpyAsync from the relaying
+ *                              GPU's memory, as a get's copy: over the link
+ *                              between the GPUs; within GPU 0 with --one-gpu,
+ *                              which the driver runs as a kernel of its own
  *                  kernel      a one-thread kernel storing through the peer pointer
  *                  memop-sync  memop, then a stream synchronisation before the
  *                              thread polls again (a proxy that waits for each
@@ -208,8 +212,9 @@ __global__ void store_word_done(uint64_t *p, uint64_t v, uint64_t *done)
     *(volatile uint64_t *)done = v;
 }
 
-enum hop_engine { HOP_MEMOP, HOP_COPY, HOP_KERNEL, HOP_MEMOP_SYNC, HOP_ENGINES };
-static const char *const hop_names[HOP_ENGINES] = {"memop", "copy", "kernel", "memop-sync"};
+enum hop_engine { HOP_MEMOP, HOP_COPY, HOP_KERNEL, HOP_MEMOP_SYNC, HOP_COPY_DEV, HOP_ENGINES };
+static const char *const hop_names[HOP_ENGINES] = {"memop", "copy", "kernel", "memop-sync",
+                                                   "copy-dev"};
 
 enum { SHAPE_TICKET = 1, SHAPE_LINE = 2, SHAPE_DONE = 4, SHAPE_BATCH = 8, SHAPE_INSIDE = 16 };
 static const struct {
@@ -236,6 +241,7 @@ struct relay {
     volatile uint64_t *ask;
     uint64_t *target;
     uint64_t *values; /* host-pinned, one per request, for the copy engine */
+    uint64_t *dev_values; /* the same in this GPU's memory (copy-dev), or NULL */
     cudaStream_t stream;
     long iters;
     enum hop_engine engine;
@@ -279,6 +285,10 @@ static void *relay_main(void *arg)
             CHECK(cudaMemcpyAsync(r->target, &r->values[v], sizeof(uint64_t),
                                   cudaMemcpyHostToDevice, r->stream));
             break;
+        case HOP_COPY_DEV:
+            CHECK(cudaMemcpyAsync(r->target, &r->dev_values[v], sizeof(uint64_t),
+                                  cudaMemcpyDeviceToDevice, r->stream));
+            break;
         default:
             if (r->done != NULL && (r->parts & SHAPE_INSIDE)) {
                 store_word_done<<<1, 1, 0, r->stream>>>(r->target, v, r->done);
@@ -302,7 +312,7 @@ static void *relay_main(void *arg)
  * LINE with memop only). */
 static double hop(enum hop_engine engine, long iters, unsigned parts)
 {
-    uint64_t *word[2], *ask, *values[2], *done[2], *lines;
+    uint64_t *word[2], *ask, *values[2], *dev_values[2] = {NULL, NULL}, *done[2], *lines;
     unsigned long long *tails;
     struct shape sh[2];
     unsigned long long *ns, host_ns = 0;
@@ -326,6 +336,13 @@ static double hop(enum hop_engine engine, long iters, unsigned parts)
         sh[g].line = parts & SHAPE_LINE ? lines + 16 * g : NULL;
         sh[g].done = parts & SHAPE_DONE ? done[g] : NULL;
         CHECK(cudaHostAlloc((void **)&values[g], (size_t)(iters + 1) * sizeof(uint64_t), 0));
+        if (engine == HOP_COPY_DEV) {
+            for (long i = 0; i <= iters; i++)
+                values[g][i] = (uint64_t)i;
+            CHECK(cudaMalloc(&dev_values[g], (size_t)(iters + 1) * sizeof(uint64_t)));
+            CHECK(cudaMemcpy(dev_values[g], values[g], (size_t)(iters + 1) * sizeof(uint64_t),
+                             cudaMemcpyHostToDevice));
+        }
         CHECK(cudaStreamCreateWithFlags(&kstream[g], cudaStreamNonBlocking));
         CHECK(cudaStreamCreateWithFlags(&rstream[g], cudaStreamNonBlocking));
         CHECK(cudaDeviceSynchronize());
@@ -335,7 +352,7 @@ static double hop(enum hop_engine engine, long iters, unsigned parts)
     for (int g = 0; g < 2; g++) {
         /* GPU g's requests are written into the other GPU's word. */
         relays[g] = (struct relay){side_device(g), ask + 8 * g, word[1 - g], values[g],
-                                   rstream[g],     iters,       engine,
+                                   dev_values[g],  rstream[g],  iters,      engine,
                                    parts & SHAPE_DONE ? done[g] : NULL, parts};
         pthread_create(&threads[g], NULL, relay_main, &relays[g]);
     }
@@ -357,6 +374,8 @@ static double hop(enum hop_engine engine, long iters, unsigned parts)
         CHECK(cudaFree(word[g]));
         CHECK(cudaFree(done[g]));
         CHECK(cudaFreeHost(values[g]));
+        if (dev_values[g] != NULL)
+            CHECK(cudaFree(dev_values[g]));
     }
     CHECK(cudaSetDevice(0));
     CHECK(cudaFree(ns));
@@ -494,9 +513,11 @@ int main(int argc, char **argv)
         /* Every kernel loaded now: with lazy loading, loading one while a
          * spinning kernel holds the device can wait for it forever. */
         uint64_t *scratch;
-        CHECK(cudaMalloc(&scratch, sizeof(uint64_t)));
+        CHECK(cudaMalloc(&scratch, 2 * sizeof(uint64_t)));
         store_word<<<1, 1>>>(scratch, 0);
         store_word_done<<<1, 1>>>(scratch, 0, scratch);
+        /* A copy within the GPU is a kernel of the driver's. */
+        CHECK(cudaMemcpy(scratch + 1, scratch, sizeof(uint64_t), cudaMemcpyDeviceToDevice));
         CHECK(cudaDeviceSynchronize());
         /* The spinning ones too: with one GPU, the second side's kernel is
          * launched while the first spins. */

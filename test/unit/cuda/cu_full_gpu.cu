@@ -45,11 +45,11 @@ __host__ __device__ static long word_of(int pe, unsigned block, int round)
     return ((long)pe << 40) | ((long)block << 8) | round;
 }
 
-/* Round r: compute, then to the next PE: a p of this block's word, a put
- * of its piece, and a g of the word the previous PE's block put here in
- * the last round (zero before). */
 enum { CALL_P = 1, CALL_G = 2, CALL_PUT = 4 };
 
+/* Round r: compute, then to the next PE: a p of this block's word, a g of
+ * that same word back (what the p wrote, or zero without it) and a warp
+ * put of its piece. */
 __global__ void rounds_kernel(long *words, unsigned char *pieces, const unsigned char *src,
                               long *got, unsigned *bad, unsigned calls)
 {
