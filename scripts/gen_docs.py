@@ -53,6 +53,8 @@ SEE_ALSO = {
                             '../guide/gpu-kernels.md#the-proxy-road-from-a-gpu'),
     'USHMEM_PROXY_RING_SIZE': ('the proxy and its ring', '../design.md#the-proxy-and-its-ring'),
     'USHMEM_PROXY_IDLE': ('the proxy and its ring', '../design.md#the-proxy-and-its-ring'),
+    'USHMEM_HELPER_CPUS': ('how the proxy waits',
+                           '../guide/gpu-kernels.md#how-the-proxy-waits-ushmem_proxy_idle'),
     'USHMEM_FABRIC_STAGING': ('landing', '../guide/routes.md#landing'),
     'USHMEM_STRICT': ('three rules', '../guide/routes.md#three-rules'),
     'USHMEM_SIM_CAPS': ('seeing the routes', '../guide/routes.md#seeing-the-routes'),

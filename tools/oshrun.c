@@ -993,6 +993,31 @@ static cpu_set_t *own_affinity(int *ncpus_p, size_t *size_p)
  * not pile up on one CPU when the scheduler leaves them there; the mask is
  * what a batch system or taskset gave the job. The child applies it. Binding
  * is a placement hint: when it cannot be planned, the PEs run unbound. */
+/* The CPUs oshrun was given, as a list ("0-3,8") in USHMEM_HELPER_CPUS for
+ * the PEs: bound to one each, their helper threads (the proxy) stay within
+ * them instead of spinning on the rest of the machine. A value the user set
+ * is kept. */
+static void given_cpus(const int *cpus, int count)
+{
+    char text[4096] = "";
+    size_t used = 0;
+    for (int i = 0; i < count && used < sizeof(text) - 32;) {
+        int j = i;
+        while (j + 1 < count && cpus[j + 1] == cpus[j] + 1)
+            j++;
+        int n = j > i ? snprintf(text + used, sizeof(text) - used, "%s%d-%d", used ? "," : "",
+                                 cpus[i], cpus[j])
+                      : snprintf(text + used, sizeof(text) - used, "%s%d", used ? "," : "",
+                                 cpus[i]);
+        if (n < 0)
+            return;
+        used += (size_t)n;
+        i = j + 1;
+    }
+    if (used > 0 && used < sizeof(text) - 32)
+        setenv("USHMEM_HELPER_CPUS", text, 0);
+}
+
 static void plan_binding(struct job *job, const struct options *o)
 {
     for (int i = 0; i < job->npes; i++)
@@ -1017,6 +1042,7 @@ static void plan_binding(struct job *job, const struct options *o)
             cpus[count++] = c;
     for (int i = 0; i < job->npes && count > 0; i++)
         job->pes[i].cpu = cpus[i % count];
+    given_cpus(cpus, count);
     if (job->debug)
         fprintf(stderr, "oshrun: binding each PE to one of the %d CPUs oshrun may use (core, "
                         "from %s)%s\n", count, o->bind_from,

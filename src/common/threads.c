@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "vars.h"
 
 int ushmemi_parse_cpu_list(const char *text, cpu_set_t *set)
 {
@@ -68,6 +69,7 @@ int ushmemi_helper_cpus(const cpu_set_t *own, const cpu_set_t *online,
  * guessed block. */
 static cpu_set_t pe_cpus;
 static bool have_pe_cpus;
+static int warned_given;
 
 void ushmemi_helper_avoid(const cpu_set_t *pes)
 {
@@ -138,6 +140,16 @@ static int helper_sets(int local_rank, int local_size, cpu_set_t sets[2])
     }
     if (!read_cpu_list("/sys/devices/system/cpu/isolated", &isolated))
         CPU_ZERO(&isolated);
+    /* Within the CPUs the launcher was given (USHMEM_HELPER_CPUS). */
+    const char *given = ushmemi_settings.helper_cpus;
+    cpu_set_t allowed;
+    if (given != NULL && given[0] != '\0') {
+        if (ushmemi_parse_cpu_list(given, &allowed) == 0)
+            CPU_AND(&online, &online, &allowed);
+        else if (!warned_given++)
+            ushmemi_warn("USHMEM_HELPER_CPUS=%s is not a CPU list (such as 0-3,8): ignored",
+                         given);
+    }
     int cpu = ushmemi_helper_cpus(&own, &online, &isolated, local_rank, local_size, &sets[0],
                                   &sets[1]);
     if (cpu >= 0 && have_pe_cpus) {

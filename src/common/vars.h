@@ -71,6 +71,10 @@
       "each of the node's PEs (two each for the fabric's progress thread to spin "    \
       "too), and a cgroup quota, if any, of two CPUs a PE; else the CPUs this PE may " \
       "use number at least twice the node's PEs; otherwise sleep)")                    \
+    X(helper_cpus, "USHMEM_HELPER_CPUS", STRING, "",                                  \
+      "The CPUs the library's helper threads may run on when the PE is bound to one "  \
+      "(a CPU list such as 0-3,8): oshrun sets it to the CPUs it was given, so that "  \
+      "a spinning proxy stays off the rest of the machine; empty: every online CPU")  \
     X(cores_shared, "USHMEM_CORES_SHARED", STRING, "auto",                           \
       "Whether this PE shares its CPUs with more PEs than they number, so that its "     \
       "waits in barriers and collectives block on the word (a futex, woken by the "     \

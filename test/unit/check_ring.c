@@ -18,6 +18,7 @@
 
 #include "../../src/common/log.h"
 #include "../../src/common/threads.h"
+#include "../../src/common/vars.h"
 #include "../../src/proxy/proxy.h"
 
 #define NPES 4
@@ -1843,7 +1844,13 @@ START_TEST(helper_cpu_count_bound)
             if (c != mine)
                 CPU_SET(c, &taken);
         int none = ushmemi_helper_cpu_count(0, 1, &taken);
-        _exit(got >= allowed && got <= listed && none == 0 ? 0 : 1);
+        /* Told only its own CPU (USHMEM_HELPER_CPUS), the helpers have no
+         * other. */
+        char mine_text[16];
+        snprintf(mine_text, sizeof(mine_text), "%d", mine);
+        ushmemi_settings.helper_cpus = mine_text;
+        int told = ushmemi_helper_cpu_count(0, 1, NULL);
+        _exit(got >= allowed && got <= listed && none == 0 && told == 0 ? 0 : 1);
     }
     int status = 0;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);

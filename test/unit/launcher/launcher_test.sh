@@ -231,7 +231,19 @@ bind) # each PE is bound to its own CPU of oshrun's mask, round robin;
         taskset -c "$last" "$oshrun" -n 2 "$pe" affinity >"$scratch/out" 2>"$scratch/err"
         [ "$(cpus_of 0),$(cpus_of 1)" = "$last,$last" ] ||
             fail "under taskset -c $last: $(cat "$scratch/out")"
+        # Bound PEs are told the CPUs oshrun was given, where their helper
+        # threads stay; a value the user set is kept.
+        taskset -c "$last" "$oshrun" -n 1 sh -c 'echo "given:$USHMEM_HELPER_CPUS"' \
+            >"$scratch/out" 2>"$scratch/err"
+        [ "$(cpus_of given)" = "$last" ] ||
+            fail "USHMEM_HELPER_CPUS under taskset -c $last: $(cat "$scratch/out")"
+        USHMEM_HELPER_CPUS=7-9 "$oshrun" -n 1 sh -c 'echo "given:$USHMEM_HELPER_CPUS"' \
+            >"$scratch/out" 2>"$scratch/err"
+        [ "$(cpus_of given)" = "7-9" ] || fail "USHMEM_HELPER_CPUS=7-9 not kept: $(cat "$scratch/out")"
     fi
+    OSHRUN_BIND=none "$oshrun" -n 1 sh -c 'echo "given:${USHMEM_HELPER_CPUS-unset}"' \
+        >"$scratch/out" 2>"$scratch/err"
+    [ "$(cpus_of given)" = "unset" ] || fail "unbound PEs were told CPUs: $(cat "$scratch/out")"
     rm -f "$scratch"/pid.* "$scratch"/ready.*
     run --bind-to socket -n 2 "$pe" affinity
     expect_code 2
