@@ -10,11 +10,15 @@
  * GPU (the cpu backend's PEs need their CPUs for the work itself) and the
  * CPUs this PE may use number at least twice the node's PEs (one for each
  * PE's program, one for its helpers); or, where the PE is bound to one CPU
- * (oshrun's default), its helper threads run on other CPUs, one at least
- * for each of the node's PEs, and a cgroup quota, if any, gives two CPUs a
- * PE. Counting only the bound CPU there, auto took the sleeps under oshrun
- * on every GPU node, and a kernel's first request after a quiet spell
- * waited up to a millisecond.
+ * (oshrun's default), its helper threads run on CPUs that no PE of the
+ * machine is bound to (the PEs' masks are exchanged here, and the helpers
+ * are placed off them) and within those the launcher was given
+ * (USHMEM_HELPER_CPUS): one of those at least for each of the node's PEs,
+ * and a cgroup quota, if any, of two CPUs a PE. The fabric's progress
+ * thread, a second helper, spins too only where there are two a PE.
+ * Counting only the bound CPU there, auto took the sleeps under oshrun on
+ * every GPU node, and a kernel's first request after a quiet spell waited
+ * up to a millisecond.
  *
  * Its own waits (USHMEM_CORES_SHARED): where the PEs that may run on this
  * PE's CPUs outnumber them, the PE it waits for may need the very CPU it
