@@ -62,9 +62,10 @@ static void print_idle(void)
            "  auto   spin where the heap is on a GPU and each PE's proxy has a CPU of its\n"
            "         own, else sleep: a PE bound to one CPU (oshrun's default) has its\n"
            "         helpers on CPUs no PE is bound to, and needs one each for the node's\n"
-           "         PEs (two for the fabric's progress thread to spin too) and a cgroup\n"
-           "         quota, if any, of two CPUs a PE; an unbound one needs twice the\n"
-           "         node's PEs in usable CPUs (here: up to %d PEs)\n"
+           "         PEs and a cgroup quota, if any, of two CPUs a PE; an unbound one needs\n"
+           "         twice the node's PEs in usable CPUs (here: up to %d PEs). The fabric's\n"
+           "         progress thread spins too with room for two spinning helpers a PE\n"
+           "         (two such CPUs and a quota of three a PE, or three usable a PE)\n"
            "  (ushmem_info --topology says what each PE of a job took, and why)\n",
            c.usable / 2);
 }

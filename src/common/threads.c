@@ -73,8 +73,9 @@ static int warned_given;
 
 void ushmemi_helper_avoid(const cpu_set_t *pes)
 {
-    pe_cpus = *pes;
-    have_pe_cpus = true;
+    have_pe_cpus = pes != NULL;
+    if (pes != NULL)
+        pe_cpus = *pes;
 }
 
 /* A CPU list file of sysfs into set; false when unreadable or malformed. */

@@ -35,7 +35,8 @@ int ushmemi_helper_cpus(const cpu_set_t *own, const cpu_set_t *online,
 
 /* The CPUs the node's PEs are bound to (the union of their affinity
  * masks): helper threads are placed off them first, instead of off the
- * block guessed from the local rank. Call once, before the first helper. */
+ * block guessed from the local rank (NULL: not known, guess again). Call
+ * before the first helper. */
 void ushmemi_helper_avoid(const cpu_set_t *pes);
 
 /* How many CPUs the helper threads of this process run on when it is bound

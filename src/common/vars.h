@@ -68,9 +68,11 @@
       "first request after a quiet spell waits up to that long) or auto (spin where "   \
       "the heap is on a GPU and each PE's proxy has a CPU of its own: with the PE "    \
       "bound to one CPU (oshrun's default), CPUs that no PE is bound to, one for "     \
-      "each of the node's PEs (two each for the fabric's progress thread to spin "    \
-      "too), and a cgroup quota, if any, of two CPUs a PE; else the CPUs this PE may " \
-      "use number at least twice the node's PEs; otherwise sleep)")                    \
+      "each of the node's PEs, and a cgroup quota, if any, of two CPUs a PE; else "    \
+      "the CPUs this PE may use number at least twice the node's PEs; otherwise "      \
+      "sleep. The fabric's progress thread spins too where there is room for two "    \
+      "spinning helpers a PE: two such CPUs and a quota of three CPUs a PE, or three " \
+      "usable CPUs a PE)")                                                             \
     X(helper_cpus, "USHMEM_HELPER_CPUS", STRING, "",                                  \
       "The CPUs the library's helper threads may run on when the PE is bound to one "  \
       "(a CPU list such as 0-3,8): oshrun sets it to the CPUs it was given, so that "  \

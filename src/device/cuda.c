@@ -572,6 +572,8 @@ static ushmem_status_t cuda_open(int local_rank, int local_size, struct ushmemi_
     status = ushmemi_cuda_kernels_load(dev);
     if (status != USHMEM_OK)
         goto close_lanes;
+    /* Here rather than on the proxy thread, whose keep_warm asks it. */
+    ushmemi_cuda_nvml_prepare(dev);
     pthread_mutex_init(&dev->lock, NULL);
     pthread_mutex_init(&dev->amo_lock, NULL);
 

@@ -447,10 +447,11 @@ static uint64_t warm_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether no other process computes on the device, asked of NVML every
- * WARM_CHECK_NS (a call of some 0.1 ms, so not every time): another
- * process's kernels would have to give way to each warm kernel (the driver
- * time-slices processes). Without NVML's answer: alone. */
+/* Whether no other process holds a compute context on the device, busy or
+ * not, asked of NVML every WARM_CHECK_NS (not every time: a query of the
+ * driver): another process's kernels would have to give way to each warm
+ * kernel (the driver time-slices processes). Where NVML cannot tell (none,
+ * MIG, an error): alone. */
 #define WARM_CHECK_NS 10000000000ULL
 static bool warm_alone(struct ushmemi_device *dev)
 {

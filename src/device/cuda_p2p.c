@@ -95,36 +95,85 @@ close_lib:
 }
 
 /* nvmlDeviceGetComputeRunningProcesses in its newest form the library
- * has: with no room for the list, it answers NVML_ERROR_INSUFFICIENT_SIZE
- * (7) and the count, or success and none. */
+ * has, and this device's handle, found once (ushmemi_cuda_nvml_prepare).
+ * The list's entries: a 32-bit pid first, then 8 bytes of memory used, then
+ * (_v2 and _v3) two 32-bit instance ids: 24 bytes, 16 without. With no room
+ * for the list it answers NVML_ERROR_INSUFFICIENT_SIZE (7) and the count. */
 enum { NVML_INSUFFICIENT_SIZE = 7 };
 typedef nvml_return (*processes_fn)(nvml_device, unsigned *, void *);
+struct cuda_nvml_procs {
+    processes_fn fn;
+    size_t entry;
+    nvml_device handle;
+};
+
+void ushmemi_cuda_nvml_prepare(struct ushmemi_device *dev)
+{
+    static const struct {
+        const char *name;
+        size_t entry;
+    } forms[] = {{"nvmlDeviceGetComputeRunningProcesses_v3", 24},
+                 {"nvmlDeviceGetComputeRunningProcesses_v2", 24},
+                 {"nvmlDeviceGetComputeRunningProcesses", 16}};
+    struct cuda_nvml *nvml = dev->id.pci_bdf[0] != '\0' ? nvml_get(dev) : NULL;
+    if (nvml == NULL || dev->nvml_procs != NULL)
+        return;
+    struct cuda_nvml_procs *procs = calloc(1, sizeof(*procs));
+    if (procs == NULL)
+        return;
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]) && procs->fn == NULL; i++) {
+        void *sym = dlsym(nvml->lib, forms[i].name);
+        memcpy(&procs->fn, &sym, sizeof(sym));
+        procs->entry = forms[i].entry;
+    }
+    if (procs->fn == NULL || nvml->handle_by_bus_id(dev->id.pci_bdf, &procs->handle) != NVML_OK) {
+        free(procs);
+        return;
+    }
+    dev->nvml_procs = procs;
+}
 
 int ushmemi_cuda_compute_processes(struct ushmemi_device *dev)
 {
-    static const char *const names[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
-                                        "nvmlDeviceGetComputeRunningProcesses_v2",
-                                        "nvmlDeviceGetComputeRunningProcesses"};
-    struct cuda_nvml *nvml = dev->id.pci_bdf[0] != '\0' ? nvml_get(dev) : NULL;
-    if (nvml == NULL)
-        return -1;
-    processes_fn processes = NULL;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && processes == NULL; i++) {
-        void *sym = dlsym(nvml->lib, names[i]);
-        memcpy(&processes, &sym, sizeof(sym));
-    }
-    nvml_device mine;
-    if (processes == NULL || nvml->handle_by_bus_id(dev->id.pci_bdf, &mine) != NVML_OK)
+    struct cuda_nvml_procs *procs = dev->nvml_procs;
+    if (procs == NULL)
         return -1;
     unsigned count = 0;
-    nvml_return rc = processes(mine, &count, NULL);
+    nvml_return rc = procs->fn(procs->handle, &count, NULL);
     if (rc == NVML_OK)
         return 0;
-    return rc == NVML_INSUFFICIENT_SIZE ? (int)count : -1;
+    if (rc != NVML_INSUFFICIENT_SIZE)
+        return -1;
+    /* Distinct processes: a process with two contexts on the device (its
+     * own and one for libfabric's GPU support) may be listed twice. */
+    unsigned room = count + 8;
+    unsigned char *list = calloc(room, procs->entry);
+    if (list == NULL)
+        return (int)count;
+    count = room;
+    if (procs->fn(procs->handle, &count, list) != NVML_OK) {
+        free(list);
+        return -1;
+    }
+    int distinct = 0;
+    for (unsigned i = 0; i < count; i++) {
+        uint32_t pid, other;
+        bool seen = false;
+        memcpy(&pid, list + (size_t)i * procs->entry, sizeof(pid));
+        for (unsigned j = 0; j < i && !seen; j++) {
+            memcpy(&other, list + (size_t)j * procs->entry, sizeof(other));
+            seen = other == pid;
+        }
+        distinct += !seen;
+    }
+    free(list);
+    return distinct;
 }
 
 void ushmemi_cuda_nvml_close(struct ushmemi_device *dev)
 {
+    free(dev->nvml_procs);
+    dev->nvml_procs = NULL;
     if (dev->nvml == NULL)
         return;
     dev->nvml->shutdown();

@@ -183,6 +183,7 @@ struct ushmemi_device {
     struct cuda_region *regions;
     size_t nregions, cap;
     struct cuda_nvml *nvml; /* NULL until the first probe of another device */
+    struct cuda_nvml_procs *nvml_procs; /* ushmemi_cuda_nvml_prepare's, or NULL */
     /* The backend's kernels (cuda_amo.c, cuda_sum.c), loaded at open. */
     CUmodule amo_module;
     CUfunction amo_fn;
@@ -331,9 +332,13 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
 bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word);
 /* Before the heap it reads goes (cuda_close): the last such kernel run. */
 void ushmemi_cuda_warm_close(struct ushmemi_device *dev);
-/* How many processes NVML lists with a compute context on this device
- * (this one among them; a container may see none), or -1 when NVML cannot
- * tell (cuda_p2p.c). */
+/* Finds NVML's process query and this device's handle, on the thread that
+ * opens the device (loading NVML can take a while): after it,
+ * ushmemi_cuda_compute_processes only asks. */
+void ushmemi_cuda_nvml_prepare(struct ushmemi_device *dev);
+/* How many distinct processes NVML lists with a compute context on this
+ * device, busy or not (this one among them; a container may see none), or
+ * -1 when NVML cannot tell (cuda_p2p.c). */
 int ushmemi_cuda_compute_processes(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_write64(struct ushmemi_device *dev, uint64_t *addr, uint64_t value);
 ushmem_status_t ushmemi_cuda_stream_copy(struct ushmemi_device *dev, void *stream, void *dst,

@@ -228,8 +228,7 @@ ushmem_status_t ushmemi_idle_decide(void)
      * (common/threads.c), known from the cards. */
     cpu_set_t pe_cpus;
     bool known = machine_pe_cpus(cards, ushmemi_g.n_pes, ushmemi_g.my_pe, &pe_cpus);
-    if (known)
-        ushmemi_helper_avoid(&pe_cpus);
+    ushmemi_helper_avoid(known ? &pe_cpus : NULL);
     char quota[48] = "";
     if (cpus.quota > 0)
         snprintf(quota, sizeof(quota), ", a cgroup quota of %d", cpus.quota);
@@ -263,7 +262,7 @@ ushmem_status_t ushmemi_idle_decide(void)
                  gpu ? "the heap is on a GPU" : "the heap is host memory", cpus.usable,
                  cpus.affinity, quota, on, local, local == 1 ? "" : "s",
                  ushmemi_g.idle_spin && !ushmemi_g.idle_spin_fabric
-                     ? "; the fabric's progress thread sleeps: not two a PE"
+                     ? "; the fabric's progress thread sleeps: no room for two spinning helpers a PE"
                      : "");
     } else {
         ushmemi_error("shmem_init: PE %d: USHMEM_PROXY_IDLE=%s is not one of auto, spin, sleep",

@@ -125,7 +125,7 @@ struct ushmemi_proxy {
     unsigned ngathered;
     struct {            /* for the debug line at stop; timed only when it is logged */
         bool timed;
-        uint64_t requests, completions, sleeps;
+        uint64_t requests, completions, sleeps, warm_kernels;
         uint64_t execute_ns, complete_ns;
     } stats;
     struct {
@@ -705,8 +705,9 @@ static void keep_warm(struct ushmemi_proxy *p, uint64_t now)
     if (p->warm >= 3 && p->streams.words != NULL)
         (void)p->dev_ops->copy(p->dev, (void *)&p->streams.words[2 * PROXY_STREAM_SLOTS],
                                p->done_copy, sizeof(uint64_t));
-    if (p->warm >= 4 && p->warm_kernel && p->dev_ops->keep_warm != NULL)
-        (void)p->dev_ops->keep_warm(p->dev, p->done_copy);
+    if (p->warm >= 4 && p->warm_kernel && p->dev_ops->keep_warm != NULL &&
+        p->dev_ops->keep_warm(p->dev, p->done_copy))
+        p->stats.warm_kernels++;
     if (p->warm < 2 || p->warm_offset == 0)
         return;
     for (int pe = 0; pe < p->npes; pe++) {
@@ -1281,9 +1282,10 @@ void ushmemi_proxy_stop(struct ushmemi_proxy *p)
     if (p->warm >= 4 && p->warm_kernel && p->dev_ops->keep_warm != NULL)
         (void)p->dev_ops->keep_warm(p->dev, NULL);
     ushmemi_debug("proxy: %" PRIu64 " requests executed in %.3f ms; %" PRIu64 " completions "
-                  "(transport quiet and counter) took %.3f ms; %" PRIu64 " idle sleeps",
+                  "(transport quiet and counter) took %.3f ms; %" PRIu64 " idle sleeps; %" PRIu64
+                  " warm kernels",
                   p->stats.requests, (double)p->stats.execute_ns / 1e6, p->stats.completions,
-                  (double)p->stats.complete_ns / 1e6, p->stats.sleeps);
+                  (double)p->stats.complete_ns / 1e6, p->stats.sleeps, p->stats.warm_kernels);
     ushmemi_ring_destroy(p->ring);
     if (streams_waiting(p)) {
         uint64_t left = 0;
