@@ -581,7 +581,6 @@ void ushmemi_cuda_warm_close(struct ushmemi_device *dev)
 
 void ushmemi_cuda_amo_close(struct ushmemi_device *dev)
 {
-    ushmemi_cuda_warm_close(dev);
     if (dev->amo_module == NULL)
         return;
     if (dev->pdl_module != NULL)

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver_entries.cuh"
+
 #define CHECK(call)                                                                        \
     do {                                                                                   \
         cudaError_t err_ = (call);                                                         \
@@ -52,24 +54,13 @@ static struct {
 
 static void load_driver(void)
 {
-    static const struct {
-        const char *name;
-        void **fn;
-    } table[] = {
+    static const struct driver_entry table[] = {
         {"cuStreamWriteValue32", (void **)&cu.writeValue32},
         {"cuStreamWriteValue64", (void **)&cu.writeValue64},
         {"cuStreamBatchMemOp", (void **)&cu.batchMemOp},
         {"cuMemsetD8Async", (void **)&cu.memsetD8},
     };
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        cudaDriverEntryPointQueryResult q;
-        CHECK(cudaGetDriverEntryPointByVersion(table[i].name, table[i].fn, 12000,
-                                               cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || *table[i].fn == NULL) {
-            fprintf(stderr, "full_gpu_ops: the driver has no %s\n", table[i].name);
-            exit(1);
-        }
-    }
+    driver_entries_load("full_gpu_ops", table, sizeof(table) / sizeof(table[0]), 12000);
 }
 
 __global__ void hold(const volatile unsigned *release)

@@ -73,6 +73,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver_entries.cuh"
+
 #define CHECK(call)                                                                        \
     do {                                                                                   \
         cudaError_t err_ = (call);                                                         \
@@ -111,10 +113,7 @@ static struct {
 
 static void load_driver(void)
 {
-    static const struct {
-        const char *name;
-        void **fn;
-    } table[] = {
+    static const struct driver_entry table[] = {
         {"cuStreamWriteValue64", (void **)&cu.writeValue64},
         {"cuStreamBatchMemOp", (void **)&cu.batchMemOp},
         {"cuCtxCreate", (void **)&cu.ctxCreate},
@@ -126,15 +125,7 @@ static void load_driver(void)
         {"cuMemSetAccess", (void **)&cu.memSetAccess},
         {"cuMemGetAllocationGranularity", (void **)&cu.memGetAllocationGranularity},
     };
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        cudaDriverEntryPointQueryResult q;
-        CHECK(cudaGetDriverEntryPointByVersion(table[i].name, table[i].fn, 13000,
-                                               cudaEnableDefault, &q));
-        if (q != cudaDriverEntryPointSuccess || *table[i].fn == NULL) {
-            fprintf(stderr, "proxy_floor: the driver has no %s\n", table[i].name);
-            exit(1);
-        }
-    }
+    driver_entries_load("proxy_floor", table, sizeof(table) / sizeof(table[0]), 13000);
 }
 
 __device__ static uint64_t now_ns(void)
