@@ -507,6 +507,30 @@ USHMEM_RING_INLINE ushmem_ring_word_t *ushmem_ring_tail_word(struct ushmem_ring_
     return tail != NULL ? tail : &r->tail;
 }
 
+/* A GPU thread's producer lives for one call (head_seen 0), so after the
+ * ring's first lap each of its requests reads `done` to find its slot
+ * free. reserve_on reads it before taking the ticket, relaxed, so that the
+ * read's latency overlaps the ticket's atomic instead of following it: an
+ * acquire would hold up the atomic until it returned (on one H200, a
+ * request after the first lap took 0.9-1.5 us more than one before it,
+ * and this read brought that back; docs/performance/proxy.md).
+ * Relaxed is enough: the slot's stores come after the comparison that
+ * decides them, a GPU performs no store before the load its branch waits
+ * for (a control dependency), and the consumer read the slot before `done`
+ * passed it. A stale value only sends the producer to the acquiring loop.
+ * USHMEMI_RING_EARLY_READ=0 (a measurement switch) leaves it out. */
+#ifndef USHMEMI_RING_EARLY_READ
+#define USHMEMI_RING_EARLY_READ 1
+#endif
+#if defined(__CUDA_ARCH__) && USHMEMI_RING_EARLY_READ
+USHMEM_RING_INLINE uint64_t ushmemi_ring_load_early(ushmem_ring_word_t *p)
+{
+    unsigned long long x;
+    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
+    return x;
+}
+#endif
+
 /* Takes a ticket (from `tail`, NULL for the header's) and waits until its
  * slot is free: on head, or with a faster copy of completed (a lower bound
  * of head) on that. */
@@ -515,9 +539,16 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_reserve_on(struct ushmem_ring_header *r,
                                                    ushmem_ring_word_t *done,
                                                    struct ushmem_ring_producer *p)
 {
+#if defined(__CUDA_ARCH__) && USHMEMI_RING_EARLY_READ
+    uint64_t early = done != NULL ? ushmemi_ring_load_early(done) : 0;
+#endif
     uint64_t ticket = ushmem_ring_take_ticket(ushmem_ring_tail_word(r, tail));
     unsigned spins = 0;
 
+#if defined(__CUDA_ARCH__) && USHMEMI_RING_EARLY_READ
+    if (early > p->head_seen)
+        p->head_seen = early;
+#endif
     if (ticket - p->head_seen < r->capacity)
         return ticket;
     for (;;) {
