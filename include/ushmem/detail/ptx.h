@@ -20,6 +20,13 @@ USHMEMI_PTX_FN uint64_t ushmemi_ptx_load_acquire64(const void *p)
     asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
     return x;
 }
+/* Relaxed: no later memory operation waits for it (ring.h's early read). */
+USHMEMI_PTX_FN uint64_t ushmemi_ptx_load_relaxed64(const void *p)
+{
+    unsigned long long x;
+    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
+    return x;
+}
 USHMEMI_PTX_FN uint32_t ushmemi_ptx_load_acquire32(const void *p)
 {
     unsigned x;

@@ -184,6 +184,7 @@ USHMEM_RING_INLINE void ushmem_ring_yield(void)
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 #include <sched.h>
+#include <ushmem/detail/ptx.h>
 typedef unsigned long long ushmem_ring_word_t;
 #define USHMEM_RING_INLINE static inline __host__ __device__
 USHMEM_RING_INLINE uint64_t ushmem_ring_load_acquire(ushmem_ring_word_t *p)
@@ -507,28 +508,29 @@ USHMEM_RING_INLINE ushmem_ring_word_t *ushmem_ring_tail_word(struct ushmem_ring_
     return tail != NULL ? tail : &r->tail;
 }
 
-/* A GPU thread's producer lives for one call (head_seen 0), so after the
- * ring's first lap each of its requests reads `done` to find its slot
- * free. reserve_on reads it before taking the ticket, relaxed, so that the
- * read's latency overlaps the ticket's atomic instead of following it: an
- * acquire would hold up the atomic until it returned (on one H200, a
- * request after the first lap took 0.9-1.5 us more than one before it,
- * and this read brought that back; docs/performance/proxy.md).
- * Relaxed is enough: the slot's stores come after the comparison that
- * decides them, a GPU performs no store before the load its branch waits
- * for (a control dependency), and the consumer read the slot before `done`
- * passed it. A stale value only sends the producer to the acquiring loop.
- * USHMEMI_RING_EARLY_READ=0 (a measurement switch) leaves it out. */
+/* The early read (CUDA device code, nvcc's or acpp's, with `done`: the
+ * counter's copy in the PE's own heap). A GPU thread's producer lives for
+ * one call (head_seen 0), so past the ring's first lap every one of its
+ * requests needs `done` to find its slot free. Read after the ticket with
+ * an acquire, as before, it held up the ticket's atomic and what follows
+ * until it returned (on one H200 a request past the first lap took 0.9-1.5
+ * us more than one before it; docs/performance/proxy.md). reserve_on now
+ * reads it before taking the ticket, relaxed, so that the two overlap, and
+ * that time came back. Relaxed relies on the hardware, not on the PTX
+ * memory model, which orders a relaxed load before later stores only with
+ * an acquire or a fence: the slot's stores come after the comparison that
+ * decides them, and a GPU makes no store visible before the load its
+ * branch waits for (NVSHMEM's proxy channels take the same fast path with
+ * a volatile read); the consumer took the slot's request before `done`
+ * passed it. The former acquire did not pair with a release either: the
+ * GPU's front end writes `done` (cuStreamWriteValue64). A stale value only
+ * sends the producer to the acquiring loop. Not yet measured: an acquire
+ * issued after the atomic (formally ordered, and it would not hold the
+ * atomic up), and the ring's capacity and slot offset read before it
+ * rather than from the host-pinned header after it.
+ * -DUSHMEMI_RING_EARLY_READ=0 (a measurement switch) leaves it out. */
 #ifndef USHMEMI_RING_EARLY_READ
 #define USHMEMI_RING_EARLY_READ 1
-#endif
-#if defined(__CUDA_ARCH__) && USHMEMI_RING_EARLY_READ
-USHMEM_RING_INLINE uint64_t ushmemi_ring_load_early(ushmem_ring_word_t *p)
-{
-    unsigned long long x;
-    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory");
-    return x;
-}
 #endif
 
 /* Takes a ticket (from `tail`, NULL for the header's) and waits until its
@@ -540,7 +542,7 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_reserve_on(struct ushmem_ring_header *r,
                                                    struct ushmem_ring_producer *p)
 {
 #if defined(__CUDA_ARCH__) && USHMEMI_RING_EARLY_READ
-    uint64_t early = done != NULL ? ushmemi_ring_load_early(done) : 0;
+    uint64_t early = done != NULL ? ushmemi_ptx_load_relaxed64(done) : 0;
 #endif
     uint64_t ticket = ushmem_ring_take_ticket(ushmem_ring_tail_word(r, tail));
     unsigned spins = 0;
