@@ -331,7 +331,10 @@ if want proxy && [ $have_ushmem = 1 ]; then
     # before); then each one's CPU share over 10 s idle.
     busy_list=${PROXY_BUSY_US:-0,100,1000,10000,100000,1000000}
     idle_list=${PROXY_IDLE_US:-0,1000,10000,100000}
-    lat_ops=p,g,fadd,signal,barrier
+    # signal_set: the signal ping-pong with a set, which the proxy writes as
+    # a store; the signal's add is an atomic, which on the copy-engine road
+    # is a kernel (the driver has no atomic among its stream operations).
+    lat_ops=p,g,fadd,signal,signal_set,barrier
     # With one GPU, two PEs would take turns on it: one PE instead, whose
     # requests go to itself through its proxy (dev_latency --self: p and
     # the signal one hop a round), against the floor on that GPU
@@ -515,7 +518,7 @@ fi
 floor_hop() {
     case $1 in
     p) echo hop-memop ;;
-    g | signal) echo hop-copy ;;
+    g | signal | signal_set) echo hop-copy ;;
     fadd) echo hop-kernel ;;
     esac
 }
@@ -792,9 +795,9 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             "one kernel; busy T: one op right after PE 0's GPU computed T us (the proxy" \
             "idle that long), median of 15 launches; worst/busy0: the slowest of those" \
             "over the busy-0 one (target <= 1.5)."
-        printf '%-7s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n' \
+        printf '%-10s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n' \
             op proxy floor b2b b2b/fl busy0 0.1ms 1ms 10ms 100ms 1s worst/busy0
-        for op in p g fadd signal barrier; do
+        for op in p g fadd signal signal_set barrier; do
             hop=$(floor_hop "$op")
             fl=n/a
             [ -n "$hop" ] && fl=$(val proxy_floor raw "$hop")
@@ -814,7 +817,7 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
                     f = fl + 0; r = (f > 0 && b != "n/a") ? sprintf("%.2f", b / f) : "n/a"
                     if (op == "barrier" && b != "n/a") r = sprintf("%.2f", b / 8)
                     w = (v[1] != "-" && v[1] + 0 > 0 && worst > 0) ? sprintf("%.2f", worst / v[1]) : "n/a"
-                    printf "%-7s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n",
+                    printf "%-10s | %-5s | %7s | %7s | %6s | %7s | %7s | %7s | %7s | %7s | %7s | %s\n",
                         op, mode, fl, b, r, v[1], v[2], v[3], v[4], v[5], v[6], w }'
             done
         done
@@ -822,9 +825,9 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
         say "Back to back, 3000 in one kernel, median of 3, the same binary alternating:" \
             "now, and before (${before[*]}); the ratio to the floor (target <= 1.5; the" \
             "barrier against 8 us)."
-        printf '%-7s | %7s | %15s | %15s | %11s | %11s\n' op floor "now (2 runs)" \
+        printf '%-10s | %7s | %15s | %15s | %11s | %11s\n' op floor "now (2 runs)" \
             "before (2 runs)" now/floor before/floor
-        for op in p g fadd signal barrier; do
+        for op in p g fadd signal signal_set barrier; do
             hop=$(floor_hop "$op")
             fl=8
             [ -n "$hop" ] && fl=$(val proxy_floor raw "$hop")
@@ -835,17 +838,20 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
                 f = fl + 0
                 r1 = (f > 0 && a != "" && b != "") ? sprintf("%.2f-%.2f", a / f, b / f) : "n/a"
                 r2 = (f > 0 && c != "" && d != "") ? sprintf("%.2f-%.2f", c / f, d / f) : "n/a"
-                printf "%-7s | %7s | %7s %7s | %7s %7s | %11s | %11s\n", op, fl, a, b, c, d, r1, r2 }'
+                printf "%-10s | %7s | %7s %7s | %7s %7s | %11s | %11s\n", op, fl, a, b, c, d, r1, r2 }'
         done
         # A get's own copy (from GPU memory: over the link between GPUs, or
         # within the one GPU, where the driver runs it as a kernel).
-        fl=$(val proxy_floor raw hop-copy-dev)
-        if [ -n "$fl" ]; then
-            awk -v fl="$fl" -v a="$(val dev_latency ushmem-proxy-now g)" \
-                -v b="$(val dev_latency ushmem-proxy-now2 g)" 'BEGIN {
+        # And the signal's add, an atomic: a kernel on this road.
+        for pair in g/cdev:g:hop-copy-dev signal/kern:signal:hop-kernel; do
+            IFS=: read -r label op hop <<<"$pair"
+            fl=$(val proxy_floor raw "$hop")
+            [ -n "$fl" ] || continue
+            awk -v fl="$fl" -v a="$(val dev_latency ushmem-proxy-now "$op")" -v label="$label" \
+                -v b="$(val dev_latency ushmem-proxy-now2 "$op")" 'BEGIN {
                 r = (a != "" && b != "") ? sprintf("%.2f-%.2f", a / fl, b / fl) : "n/a"
-                printf "%-7s | %7s | %7s %7s | %15s | %11s |\n", "g/cdev", fl, a, b, "", r }'
-        fi
+                printf "%-10s | %7s | %7s %7s | %15s | %11s |\n", label, fl, a, b, "", r }'
+        done
         say "The floor's hops, same run (us): $(awk -F, '$1 ~ /^hop-[a-z-]+$/ {
             printf "%s %s; ", substr($1, 5), $2 }' "$csvdir/proxy_floor_raw.csv" 2>/dev/null)" \
             "(copy-dev: a get's copy, from GPU memory)"
@@ -854,15 +860,15 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             say "Host and GPU both idle (PE 0's host sleeps T, its GPU has nothing queued): one" \
                 "op, median of 15, through the awake proxy, on the direct road, and NVSHMEM's" \
                 "(direct)."
-            printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' op road idle0 1ms 10ms 100ms
-            for op in p g fadd signal barrier; do
+            printf '%-10s | %-13s | %8s | %8s | %8s | %8s\n' op road idle0 1ms 10ms 100ms
+            for op in p g fadd signal signal_set barrier; do
                 for road in ushmem-proxy-hostidle ushmem-direct-hostidle nvshmem-hostidle; do
                     vals=()
                     for t in 0 1000 10000 100000; do
                         v=$(val dev_latency "$road" "${op}_idle$t")
                         vals+=("${v:--}")
                     done
-                    printf '%-7s | %-13s | %8s | %8s | %8s | %8s\n' "$op" \
+                    printf '%-10s | %-13s | %8s | %8s | %8s | %8s\n' "$op" \
                         "$(sed 's/-hostidle//; s/ushmem-//' <<<"$road")" "${vals[@]}"
                 done
             done

@@ -884,6 +884,40 @@ USHMEM_DEVICE_FN void ushmemi_dev_fence_group(ushmemi_dev_scope scope)
 
 /* ---- Signals and waits ---- */
 
+/* A put of 1 to 8 bytes and its signal (op SET or ADD on a 64-bit word),
+ * both through the proxy to pe, as one request (ring.h, FLAG_SIGNAL): one
+ * ticket and one request for the proxy where a put and an atomic took two.
+ * Not waited for: the bytes travel in the ring, and quiet completes it.
+ * -DUSHMEMI_SIGNAL_IN_PUT=0 (a measurement switch) sends the two requests
+ * of before. */
+#ifndef USHMEMI_SIGNAL_IN_PUT
+#define USHMEMI_SIGNAL_IN_PUT 1
+#endif
+USHMEM_DEVICE_FN void ushmemi_dev_put_signal_in_ring(const struct ushmem_device_state *s,
+                                                     void *dest, const void *source,
+                                                     size_t nbytes, uint64_t *sig_addr,
+                                                     uint64_t signal, unsigned op, int pe)
+{
+    struct ushmem_ring_request req;
+    struct ushmem_ring_producer scratch = {0, 0};
+    uint64_t word = 0;
+
+    ushmemi_dev_memzero(&req, sizeof(req));
+    ushmemi_dev_memcpy(&word, source, nbytes);
+    req.op = USHMEM_RING_OP_PUT;
+    req.flags = (uint8_t)(USHMEM_RING_FLAG_INLINE | USHMEM_RING_FLAG_SIGNAL);
+    req.amo_op = (uint8_t)op;
+    req.amo_type = USHMEM_RING_AMO_UINT64;
+    req.pe = pe;
+    req.offset = ushmemi_dev_offset(s, dest);
+    req.local = word;
+    req.value = nbytes;
+    req.compare = signal;
+    req.reserved = ushmemi_dev_offset(s, sig_addr);
+    ushmem_ring_submit_on(s->ring, ushmemi_dev_ring_tail(s), ushmemi_dev_ring_done(s),
+                          ushmemi_dev_producer(&scratch), &req);
+}
+
 /* A put and a signal by the threads of `scope`: the signal is issued once
  * the data is complete at the target, on either road, so it never overtakes
  * the data. Non-blocking forms behave as the blocking ones. Through the
@@ -893,7 +927,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_fence_group(ushmemi_dev_scope scope)
  * complete at the target before the next request is taken), and the wait
  * for the put, which frees the source, comes after the signal. Up to 8
  * bytes (a signal's usual payload) travel in the ring itself: a store for
- * the proxy, and no source to wait for. */
+ * the proxy, and no source to wait for; with the signal in the same
+ * request where the signal goes through the proxy too (the proxy reaches a
+ * PE through one transport, whatever the class). */
 USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, size_t nbytes,
                                              uint64_t *sig_addr, uint64_t signal, int sig_op,
@@ -907,7 +943,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
     pe = ushmemi_dev_call_pe(pe);
     mapped = ushmemi_dev_mapped(s, dest, pe, USHMEM_DEVICE_CLASS_RMA);
     int direct = mapped != NULL;
-    int proxied_put = 0;
+    int proxied_put = 0, signalled = 0;
     uint64_t put_ticket = 0;
 
     ushmemi_dev_group_sync(scope);
@@ -921,6 +957,10 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
             ushmemi_dev_copy_word64(mapped, source);
         else
             ushmemi_dev_copy_group(mapped, source, nbytes, rank, size);
+    } else if (USHMEMI_SIGNAL_IN_PUT && rank == 0 && nbytes > 0 && nbytes <= 8 &&
+               ushmemi_dev_mapped(s, sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL) == NULL) {
+        ushmemi_dev_put_signal_in_ring(s, dest, source, nbytes, sig_addr, signal, op, pe);
+        signalled = 1;
     } else if (rank == 0 && nbytes > 0 && nbytes <= 8) {
         ushmemi_dev_submit_in_ring(s, USHMEM_RING_OP_PUT, pe, dest, (char *)source, nbytes, 0);
     } else if (rank == 0 && nbytes > 0) {
@@ -934,7 +974,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_put_signal(void *dest, const void *source, siz
             /* The group met after its stores, so the signal's release orders
              * all of them before it. */
             ushmemi_dev_signal_on(s, sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, signal, 1);
-        } else {
+        } else if (!signalled) {
             ushmemi_dev_amo(sig_addr, pe, USHMEM_DEVICE_CLASS_SIGNAL, op, USHMEM_RING_AMO_UINT64,
                             8, signal, 0, 0);
         }

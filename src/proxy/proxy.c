@@ -118,6 +118,10 @@ struct ushmemi_proxy {
      * 0 off; 1 stores and atomics; 2 also gets of 4 or 8 bytes for the
      * ring, as an atomic fetch that completes itself (get_as_fetch). */
     int fold;
+    /* While the put of a put with signal runs: its ticket is complete only
+     * once the signal is queued too, so nothing folds into the put. */
+    bool fold_held;
+    unsigned long failures; /* requests reported by fail() */
     struct gathered_put {
         int pe;
         uint64_t offset, local, len;
@@ -206,6 +210,7 @@ __attribute__((format(printf, 4, 5))) static void fail(struct ushmemi_proxy *p, 
     vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
     va_end(ap);
     ushmemi_error("%s", msg);
+    p->failures++;
     ushmemi_ring_count_error(p->ring);
     p->abort_cb(p->abort_ctx, status, msg);
 }
@@ -451,7 +456,7 @@ static const struct ushmemi_dev_then *fold_done(struct ushmemi_proxy *p,
                                                 const struct ushmem_ring_request *req,
                                                 uint64_t ticket, struct ushmemi_dev_then *then)
 {
-    if (p->fold == 0 || p->done_copy == NULL || p->nbi_pending || p->done_failed ||
+    if (p->fold == 0 || p->fold_held || p->done_copy == NULL || p->nbi_pending || p->done_failed ||
         (!blocking(req) && ushmemi_ring_waiting(p->ring)))
         return NULL;
     *then = (struct ushmemi_dev_then){p->done_copy, ticket + 1};
@@ -580,6 +585,53 @@ static void refuse_result(struct ushmemi_proxy *p, const struct ushmem_ring_requ
         put_result(p, ticket, 0);
 }
 
+static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                    uint64_t ticket);
+
+/* A put that carries a signal (FLAG_SIGNAL, ring.h): the put, then the
+ * signal as the non-fetching atomic it stands for, both under the
+ * request's ticket, on whatever transport reaches the PE: a blocking put
+ * is complete at the target, or queued on the device ahead of the signal,
+ * before the signal goes out. A put that failed sends no signal. */
+static void execute_put_signal(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                               uint64_t ticket)
+{
+    char name[48];
+    if (req->op != USHMEM_RING_OP_PUT || !(req->flags & USHMEM_RING_FLAG_INLINE) ||
+        (req->amo_op != USHMEM_RING_AMO_SET && req->amo_op != USHMEM_RING_AMO_ADD) ||
+        req->amo_type != USHMEM_RING_AMO_UINT64) {
+        fail(p, USHMEM_ERR_INVALID_PARAM, ticket,
+             "put with signal to PE %d refused: %s with flags 0x%x, signal op %u of type %u "
+             "(an inline put with a 64-bit set or add; remote offset 0x%" PRIx64
+             ", signal offset 0x%" PRIx64 ", signal value %" PRIu64 ")",
+             req->pe, op_name(req, name, sizeof(name)), req->flags, req->amo_op, req->amo_type,
+             req->offset, req->reserved, req->compare);
+        return;
+    }
+    struct ushmem_ring_request put = *req, signal = {0};
+    put.flags = (uint8_t)(req->flags & ~USHMEM_RING_FLAG_SIGNAL);
+    put.amo_op = put.amo_type = 0;
+    put.compare = put.reserved = 0;
+    signal.op = USHMEM_RING_OP_AMO;
+    signal.amo_op = req->amo_op;
+    signal.amo_type = USHMEM_RING_AMO_UINT64;
+    signal.pe = req->pe;
+    signal.offset = req->reserved;
+    signal.value = req->compare;
+
+    unsigned long failures = p->failures;
+    p->fold_held = true;
+    execute(p, &put, ticket);
+    p->fold_held = false;
+    if (p->failures == failures)
+        execute(p, &signal, ticket);
+    else
+        ushmemi_error("proxy on PE %d, request %" PRIu64 ": that put carried a signal (%s %" PRIu64
+                      " at remote offset 0x%" PRIx64 " on PE %d), which was not sent",
+                      p->my_pe, ticket, req->amo_op == USHMEM_RING_AMO_SET ? "set to" : "add of",
+                      req->compare, req->reserved, req->pe);
+}
+
 static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *req, uint64_t ticket)
 {
     const struct transport_ref *tr;
@@ -590,6 +642,10 @@ static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *r
 
     if (req->op == USHMEM_RING_OP_FENCE) {
         fence_pending(p, ticket);
+        return;
+    }
+    if (req->flags & USHMEM_RING_FLAG_SIGNAL) {
+        execute_put_signal(p, req, ticket);
         return;
     }
     if (req->op == USHMEM_RING_OP_NONE || req->op >= USHMEM_RING_OP_COUNT) {
@@ -942,7 +998,8 @@ ushmem_status_t ushmemi_proxy_stream_post(struct ushmemi_proxy *p,
 
     bool amo = req->op == USHMEM_RING_OP_AMO;
     if ((req->op != USHMEM_RING_OP_PUT && req->op != USHMEM_RING_OP_GET && !amo) ||
-        (req->flags & USHMEM_RING_FLAG_RESULT) || (amo && req->result != 0) ||
+        (req->flags & (USHMEM_RING_FLAG_RESULT | USHMEM_RING_FLAG_SIGNAL)) ||
+        (amo && req->result != 0) ||
         (!amo && (req->flags & USHMEM_RING_FLAG_INLINE) && req->value > sizeof(uint64_t))) {
         ushmemi_error("proxy on PE %d: a stream request (%s to PE %d, flags 0x%x, value %" PRIu64
                       ") refused: a stream hands the proxy blocking puts and gets (a value of at "

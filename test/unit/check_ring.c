@@ -39,6 +39,8 @@ struct call {
     uint64_t len;
     uint64_t first8; /* a put's first bytes, as the transport saw them */
     bool delivered; /* blocking calls at once; nbi ones at the next quiet */
+    bool then;      /* an ordered call came with a `then` */
+    uint64_t completed_seen, done_seen; /* the ring's counter and its copy at the call */
 };
 
 struct ushmemi_transport {
@@ -55,6 +57,7 @@ struct ushmemi_transport {
 };
 
 static struct ushmemi_transport mock;
+static ushmem_ring_word_t done_cell; /* the counter's copy (start_ordered_proxy) */
 
 static void mock_reset(void)
 {
@@ -77,7 +80,9 @@ static struct call *record(struct ushmemi_transport *t, enum call_kind kind, int
     if (t->ring != NULL && ushmem_ring_load_acquire(&t->ring->completed) > n)
         atomic_store(&t->completed_ahead, 1);
     ck_assert_uint_lt(n, MAX_CALLS);
-    t->calls[n] = (struct call){kind, pe, offset, local, len, 0, false};
+    t->calls[n] = (struct call){kind, pe, offset, local, len, 0, false, false,
+                                t->ring != NULL ? ushmem_ring_load_acquire(&t->ring->completed) : 0,
+                                ushmem_ring_load_acquire(&done_cell)};
     atomic_store(&t->ncalls, n + 1);
     return &t->calls[n];
 }
@@ -244,7 +249,11 @@ static ushmem_status_t mock_put_value_nbi(struct ushmemi_transport *t, int pe, u
                                           uint64_t value, size_t len,
                                           const struct ushmemi_dev_then *then)
 {
-    record(t, CALL_STORE, pe, offset, value, len)->first8 = value;
+    if (pe == t->fail_pe)
+        return USHMEM_ERR_TRANSPORT;
+    struct call *call = record(t, CALL_STORE, pe, offset, value, len);
+    call->first8 = value;
+    call->then = then != NULL;
     mock_then(then);
     return USHMEM_OK;
 }
@@ -262,7 +271,9 @@ static ushmem_status_t mock_atomic_nbi(struct ushmemi_transport *t, int pe, uint
         fetched = fetched << 8 | (uint8_t)(offset + (uint64_t)b);
     if (result != NULL)
         *result = op == USHMEMI_AMO_FETCH ? fetched : operand * 2 + offset;
-    record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op)->first8 = type;
+    struct call *call = record(t, CALL_AMO, pe, offset, (uint64_t)(uintptr_t)result, (uint64_t)op);
+    call->first8 = type;
+    call->then = then != NULL;
     mock_then(then);
     return USHMEM_OK;
 }
@@ -342,7 +353,6 @@ static struct ushmem_ring_header *ring;
 static uint64_t *params_done_copy;
 static const struct ushmemi_transport_ops *params_transport_ops = &mock_ops;
 static int params_local_rank, params_local_size, params_idle_spin, params_warm_kernel;
-static ushmem_ring_word_t done_cell;
 /* The ring's tail and values kept apart (ring.h), as in a GPU's memory:
  * the tail's line, then one value per slot of a ring of up to 64. */
 static uint64_t ring_block[8 + 64] __attribute__((aligned(64)));
@@ -1112,6 +1122,94 @@ START_TEST(ordered_requests_complete_by_the_copy)
         usleep(1000);
     ck_assert_uint_eq(ushmem_ring_load_acquire(&ring->completed), s + 1);
     ck_assert_int_eq(atomic_load(&aborts), 0);
+}
+END_TEST
+
+/* A put of up to 8 bytes with its signal is one request (FLAG_SIGNAL): the
+ * put, then the signal as a 64-bit set or add to the same PE, under one
+ * ticket, through a transport that waits for each call (_i 0) or one whose
+ * device carries them out in order (_i 1), where the counter's copy comes
+ * with the signal only, never with the put before it. Neither the counter
+ * nor its copy passes the ticket before the signal's call. A request whose
+ * signal is neither a set nor an add is refused without a call, and a put
+ * that fails sends no signal, on either road. */
+START_TEST(put_with_signal_is_one_request)
+{
+    struct ushmem_ring_producer prod = {0};
+    bool ordered = _i == 1;
+    ushmem_ring_word_t *done = ordered ? &done_cell : NULL;
+    int saved = ushmemi_log_level;
+
+    if (ordered) {
+        atomic_store(&check_done_early, 1);
+        start_ordered_proxy(16);
+    } else {
+        start_proxy(dev_ops, 16);
+    }
+    struct ushmem_ring_request reqs[] = {
+        {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE | USHMEM_RING_FLAG_SIGNAL,
+         .amo_op = USHMEM_RING_AMO_SET, .amo_type = USHMEM_RING_AMO_UINT64, .pe = 1,
+         .offset = 0x10, .local = 0x1122334455667788ull, .value = 8, .compare = 9,
+         .reserved = 0x48},
+        {.op = USHMEM_RING_OP_PUT, .flags = USHMEM_RING_FLAG_INLINE | USHMEM_RING_FLAG_SIGNAL,
+         .amo_op = USHMEM_RING_AMO_ADD, .amo_type = USHMEM_RING_AMO_UINT64, .pe = 2,
+         .offset = 0x21, .local = 0xabcdefull, .value = 3, .compare = 5, .reserved = 0x50},
+    };
+    uint64_t t = 0;
+    for (size_t k = 0; k < 2; k++)
+        t = ushmem_ring_submit_on(ring, NULL, done, &prod, &reqs[k]);
+    ck_assert_uint_eq(t, 1); /* two tickets for two puts with their signals */
+    ushmem_ring_quiet_on(ring, done, &prod);
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 4);
+    for (int k = 0; k < 2; k++) {
+        const struct call *put = &mock.calls[2 * k], *sig = &mock.calls[2 * k + 1];
+        ck_assert_int_eq(put->kind, ordered ? CALL_STORE : CALL_PUT);
+        ck_assert_int_eq(put->pe, reqs[k].pe);
+        ck_assert_uint_eq(put->offset, reqs[k].offset);
+        ck_assert_uint_eq(put->len, reqs[k].value);
+        ck_assert_uint_eq(put->first8, reqs[k].local);
+        ck_assert(!put->then);
+        ck_assert_uint_le(sig->completed_seen, (uint64_t)k);
+        ck_assert_uint_le(sig->done_seen, (uint64_t)k);
+        /* A set nobody reads back is a store on the ordered road. */
+        bool store = ordered && reqs[k].amo_op == USHMEM_RING_AMO_SET;
+        ck_assert_int_eq(sig->kind, store ? CALL_STORE : CALL_AMO);
+        ck_assert_int_eq(sig->pe, reqs[k].pe);
+        ck_assert_uint_eq(sig->offset, reqs[k].reserved);
+        if (store) {
+            ck_assert_uint_eq(sig->first8, reqs[k].compare);
+            ck_assert_uint_eq(sig->len, 8);
+        } else {
+            ck_assert_uint_eq(sig->len, reqs[k].amo_op == USHMEM_RING_AMO_SET ? USHMEMI_AMO_SET
+                                                                               : USHMEMI_AMO_ADD);
+        }
+        if (ordered)
+            ck_assert(sig->then);
+    }
+    if (ordered) {
+        ck_assert_uint_eq(atomic_load(&mock_thens), 2);
+        ck_assert_int_eq(atomic_load(&done_early), 0);
+    }
+    ck_assert_int_eq(atomic_load(&mock.completed_ahead), 0);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
+
+    ushmemi_log_level = -1; /* the errors below are expected */
+    struct ushmem_ring_request bad = reqs[0];
+    bad.amo_op = USHMEM_RING_AMO_CSWAP;
+    t = ushmem_ring_submit_on(ring, NULL, done, &prod, &bad);
+    ushmem_ring_wait_on(ring, done, t);
+    ck_assert_int_eq(atomic_load(&aborts), 1);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "put with signal to PE 1 refused"));
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 4);
+    mock.fail_pe = 3;
+    struct ushmem_ring_request lost = reqs[ordered ? 0 : 1];
+    lost.pe = 3;
+    t = ushmem_ring_submit_on(ring, NULL, done, &prod, &lost);
+    ushmem_ring_wait_on(ring, done, t);
+    ck_assert_int_eq(atomic_load(&aborts), 2);
+    ck_assert_ptr_nonnull(strstr(abort_msg, "put with signal to PE 1 refused")); /* the first */
+    ck_assert_uint_eq(atomic_load(&mock.ncalls), 4); /* no signal behind the failed put */
+    ushmemi_log_level = saved;
 }
 END_TEST
 
@@ -2091,6 +2189,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, ordered_requests_complete_by_the_copy);
     tcase_add_loop_test(tc, counter_copy_folded_into_the_request, 0, 4);
+    tcase_add_loop_test(tc, put_with_signal_is_one_request, 0, 2);
     tcase_add_loop_test(tc, failed_request_reads_zero, 0, 2);
     tcase_add_loop_test(tc, spinning_proxy_keeps_warm, 0, 3);
     tcase_add_test(tc, gathered_puts_merge);

@@ -62,6 +62,13 @@
  *     device ahead of the copy of the counter that completes its ticket,
  *     so the producer reads it with no tag to wait for; the cell's ack in
  *     the ring still tells the consumer when the value was read.
+ *   - A put of up to 8 bytes in the request may carry a signal
+ *     (FLAG_SIGNAL, with FLAG_INLINE): `reserved` holds the signal word's
+ *     offset in the same PE's heap, `compare` the signal's value, `amo_op`
+ *     SET or ADD (a 64-bit word). The consumer carries out the put and
+ *     then the signal, ordered as a put followed by a non-fetching atomic
+ *     of its own, and completes the ticket once both are complete: one
+ *     request, where a put and an atomic took two.
  *   - `errors` counts requests that failed; the proxy reports each one
  *     through its abort callback (which normally ends the job) and still
  *     counts it completed, so a producer never waits forever on it. */
@@ -97,7 +104,7 @@ typedef unsigned long uint64_t;
 #endif
 
 /* Bumped on any change to the layout or the protocol above. */
-#define USHMEM_RING_VERSION 5
+#define USHMEM_RING_VERSION 6
 #define USHMEM_RING_CACHELINE 64
 #define USHMEM_RING_REQUEST_SIZE 64
 
@@ -362,6 +369,7 @@ enum ushmem_ring_op {
 /* Request flags. */
 #define USHMEM_RING_FLAG_INLINE 0x1u /* put: the value bytes are in `local` (up to 8) */
 #define USHMEM_RING_FLAG_RESULT 0x2u /* get (up to 8 bytes), fetching AMO: into the result cell */
+#define USHMEM_RING_FLAG_SIGNAL 0x4u /* inline put: then a signal (see the protocol) */
 
 /* The ring's own numbering, so that device code needs no internal header;
  * the proxy translates to the transport's enums. */
@@ -392,16 +400,16 @@ enum ushmem_ring_amo_type {
  * width. AMO operands are bit patterns: a 4-byte type in the low 32 bits. */
 struct ushmem_ring_request {
     uint8_t op;       /* enum ushmem_ring_op */
-    uint8_t amo_op;   /* enum ushmem_ring_amo_op (AMO only) */
+    uint8_t amo_op;   /* enum ushmem_ring_amo_op (AMO, and a put's signal) */
     uint8_t amo_type; /* enum ushmem_ring_amo_type (AMO only) */
     uint8_t flags;    /* USHMEM_RING_FLAG_* */
     int32_t pe;       /* target PE */
     uint64_t offset;  /* remote address: offset from the start of the peer's heap */
     uint64_t local;   /* local address: source of a put, destination of a get */
     uint64_t value;   /* bytes for put and get; operand bits for AMO */
-    uint64_t compare; /* compare bits for CSWAP */
+    uint64_t compare; /* compare bits for CSWAP; FLAG_SIGNAL: the signal's value */
     uint64_t result;  /* where a fetching AMO's old value goes; 0 for none */
-    uint64_t reserved; /* 0; room for put-with-signal's signal offset */
+    uint64_t reserved; /* FLAG_SIGNAL: the signal's remote offset; else 0 */
     ushmem_ring_word_t seq; /* ticket + 1, stored last with release */
 };
 

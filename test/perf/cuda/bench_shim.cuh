@@ -33,6 +33,7 @@
 #define B_CMP_EQ NVSHMEM_CMP_EQ
 #define B_CMP_GE NVSHMEM_CMP_GE
 #define B_SIGNAL_ADD NVSHMEM_SIGNAL_ADD
+#define B_SIGNAL_SET NVSHMEM_SIGNAL_SET
 #else
 #include <shmem.h>
 #include <shmemx.h>
@@ -44,6 +45,7 @@
 #define B_CMP_EQ USHMEM_CMP_EQ
 #define B_CMP_GE USHMEM_CMP_GE
 #define B_SIGNAL_ADD USHMEM_SIGNAL_ADD
+#define B_SIGNAL_SET USHMEM_SIGNAL_SET
 #endif
 
 #define BENCH_KIB ((size_t)1 << 10)
@@ -330,6 +332,12 @@ __device__ static inline void B_putmem_signal(void *dest, const void *src, size_
                                               uint64_t signal, int pe)
 {
     B_STD(putmem_signal)(dest, src, n, sig, signal, B_SIGNAL_ADD, pe);
+}
+/* The same with the signal operation `op` (B_SIGNAL_ADD or B_SIGNAL_SET). */
+__device__ static inline void B_putmem_signal_op(void *dest, const void *src, size_t n,
+                                                 uint64_t *sig, uint64_t signal, int op, int pe)
+{
+    B_STD(putmem_signal)(dest, src, n, sig, signal, op, pe);
 }
 __device__ static inline uint64_t B_signal_wait_until(uint64_t *sig, int cmp, uint64_t value)
 {

@@ -17,6 +17,9 @@
  *                   heaps as much as their calls
  *   signal          putmem_signal (8 bytes, signal add) ping-pong with
  *                   signal_wait_until; half the round trip
+ *   signal_set      the same with signal set (to the exchange's number):
+ *                   through a proxy a store, where an add needs an atomic
+ *                   (on the cuda backend a kernel)
  *   barrier         device barrier_all, every PE, per barrier
  *   sync            device sync_all (orders, does not complete), likewise
  *   barrier_stream  barrier_all_on_stream issued from a host loop, per
@@ -55,9 +58,10 @@
  *
  * --idle-us times what one operation costs after the host has been idle:
  * for each idle time T in LIST (microseconds) and each of p, g, fadd,
- * signal and barrier in --op, N launches (default 15) of the op's kernel
- * with one timed iteration and no warm-up, PE 0 sleeping T before each
- * launch while the others launch at once (their kernels wait for PE 0's):
+ * signal, signal_set and barrier in --op, N launches (default 15) of the
+ * op's kernel with one timed iteration and no warm-up, PE 0 sleeping T
+ * before each launch while the others launch at once (their kernels wait
+ * for PE 0's):
  * whatever serves PE 0's request (a helper thread of the library) has had
  * nothing to do for at least T. Rows "<op>_idle<T>", the median, the lowest
  * and highest in a comment. T = 0 is back to back: the launches follow each
@@ -86,7 +90,7 @@
 
 #define OP_LIST \
     "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier," \
-    "sync,raw_signal_unordered,raw_signal_release,fadd_spread,raw_fadd_spread"
+    "sync,raw_signal_unordered,raw_signal_release,fadd_spread,raw_fadd_spread,signal_set"
 #define MAX_REPS 99
 #define MAX_IDLE 16
 /* --idle-us: what PE 0 sleeps before launching this op's kernel, in
@@ -196,7 +200,8 @@ __global__ void fadd_kernel(unsigned long long *ctr, int role, long warmup, long
 }
 
 /* Each side adds 1 to the other's signal with its 8-byte put, so after i
- * exchanges both signals read i. */
+ * exchanges both signals read i; with SET, sets it to i. */
+template <bool SET>
 __global__ void signal_kernel(uint64_t *sig, long *data, int role, long warmup, long iters,
                               unsigned long long *ns)
 {
@@ -209,11 +214,13 @@ __global__ void signal_kernel(uint64_t *sig, long *data, int role, long warmup, 
             t0 = bench_clock_ns();
         data[1] = i;
         if (role == ROLE_START) {
-            B_putmem_signal(&data[0], &data[1], sizeof(long), sig, 1, start_peer);
+            B_putmem_signal_op(&data[0], &data[1], sizeof(long), sig, SET ? (uint64_t)i : 1,
+                               SET ? B_SIGNAL_SET : B_SIGNAL_ADD, start_peer);
             B_signal_wait_until(sig, B_CMP_GE, (uint64_t)i);
         } else {
             B_signal_wait_until(sig, B_CMP_GE, (uint64_t)i);
-            B_putmem_signal(&data[0], &data[1], sizeof(long), sig, 1, 0);
+            B_putmem_signal_op(&data[0], &data[1], sizeof(long), sig, SET ? (uint64_t)i : 1,
+                               SET ? B_SIGNAL_SET : B_SIGNAL_ADD, 0);
         }
     }
     *ns = bench_clock_ns() - t0;
@@ -445,7 +452,7 @@ static void usage(FILE *f)
             "  --iters N     timed iterations of every op (default %d, barriers %d)\n"
             "  --warmup N    untimed iterations first (default a tenth of the iterations)\n"
             "  --reps R      time every op R times (up to %d), print the median (default 1)\n"
-            "  --idle-us LIST  one operation of p, g, fadd, signal, barrier after PE 0 slept\n"
+            "  --idle-us LIST  one operation of p, g, fadd, signal(_set), barrier after PE 0 slept\n"
             "                each of these microseconds (up to %d values; 0: back to back)\n"
             "  --idle-reps N launches per op and idle time (default 15, up to %d)\n"
             "  --idle-how H  sleep (PE 0's host sleeps; default) or compute (a kernel spins\n"
@@ -460,8 +467,8 @@ static const char *const op_names[] = {"p",          "g",          "fadd",      
                                        "barrier",    "barrier_stream", "raw_p", "raw_fadd",
                                        "raw_signal", "raw_launch", "raw_barrier", "sync",
                                        "raw_signal_unordered", "raw_signal_release", "fadd_spread",
-                                       "raw_fadd_spread"};
-#define NOPS 16
+                                       "raw_fadd_spread", "signal_set"};
+#define NOPS 17
 #define OP_FADD 2
 #define OP_BARRIER 4
 #define OP_BARRIER_STREAM 5
@@ -473,6 +480,7 @@ static const char *const op_names[] = {"p",          "g",          "fadd",      
 #define OP_RAW_SIGNAL_UNORDERED 12
 #define OP_RAW_SIGNAL_RELEASE 13
 #define OP_FADD_SPREAD 14
+#define OP_SIGNAL_SET 16
 #define OP_RAW_FADD_SPREAD 15
 
 /* Ops every PE takes part in, timed per operation. */
@@ -549,18 +557,20 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
         void *args_rb[] = {&s->bflags, &me, &npes, &warmup, &iters, &ns_d};
         static const void *const fns[NOPS] = {
             (const void *)p_kernel,       (const void *)g_kernel,
-            (const void *)fadd_kernel<false>, (const void *)signal_kernel,
+            (const void *)fadd_kernel<false>, (const void *)signal_kernel<false>,
             (const void *)barrier_kernel<false>, NULL,
             (const void *)raw_p_kernel,   (const void *)raw_fadd_kernel<false>,
             (const void *)raw_signal_kernel<RAW_FENCE>, NULL,
             (const void *)raw_barrier_kernel, (const void *)barrier_kernel<true>,
             (const void *)raw_signal_kernel<RAW_UNORDERED>,
             (const void *)raw_signal_kernel<RAW_RELEASE>,
-            (const void *)fadd_kernel<true>, (const void *)raw_fadd_kernel<true>};
-        void **args[NOPS] = {args_p, args_g, args_f, args_s, args_b, NULL,    args_p,  args_f,
-                             args_rs, NULL, args_rb, args_b, args_rs, args_rs, args_f, args_f};
+            (const void *)fadd_kernel<true>, (const void *)raw_fadd_kernel<true>,
+            (const void *)signal_kernel<true>};
+        void **args[NOPS] = {args_p,  args_g, args_f,  args_s, args_b,  NULL,
+                             args_p,  args_f, args_rs, NULL,   args_rb, args_b,
+                             args_rs, args_rs, args_f, args_f, args_s};
         /* Half a round trip for the ping-pongs, one operation otherwise. */
-        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2, 2, 1, 1};
+        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2, 2, 1, 1, 2};
 
         bench_launch(fns[k], dim3(1), dim3(1), args[k], r->stream, 1);
         BENCH_CUDA(cudaStreamSynchronize(r->stream));
@@ -655,7 +665,8 @@ static double cpu_seconds(void)
 static int time_after_idle(struct run *r, const int *want, const long *idle_us, long n_idle,
                            long reps)
 {
-    static const int ops[] = {0 /* p */, 1 /* g */, OP_FADD, 3 /* signal */, OP_BARRIER};
+    static const int ops[] = {0 /* p */,  1 /* g */, OP_FADD, 3 /* signal */, OP_SIGNAL_SET,
+                              OP_BARRIER};
     double us[MAX_REPS], host_us;
 
     /* The sleeps are what is asked, not up to the default 50 us later. */
@@ -830,7 +841,8 @@ int main(int argc, char **argv)
             "poll ping-pong, half round trip",
             "no library: store, red.release.sys.add / acquire poll ping-pong, half round trip",
             "ulonglong_atomic_fetch_add chained over 64 counters 4 KiB apart, per op",
-            "no library: atom.add.relaxed.sys chained over 64 counters 4 KiB apart, per op"};
+            "no library: atom.add.relaxed.sys chained over 64 counters 4 KiB apart, per op",
+            "putmem_signal 8 B ping-pong, signal set, half round trip"};
 
         if (!want[k])
             continue;

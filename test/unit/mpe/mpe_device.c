@@ -3,8 +3,10 @@
  * distinct patterns into distinct slots of every PE (blocking, nbi + quiet,
  * p), read them back (get, get_nbi, g), work on shared words of every PE with
  * atomics whose totals are known (fetch_add, fetch_inc, compare_swap, swap,
- * and/or/xor, set/fetch), and put with an ADD signal (256 bytes, and one
- * long) that the receiving PE waits for exactly. After a device barrier every PE checks every word it
+ * and/or/xor, set/fetch), put with an ADD signal (256 bytes, and one
+ * long) that the receiving PE waits for exactly, and 5 unaligned bytes
+ * with a SET signal per sender; through the proxy, a put of up to 8 bytes
+ * and its signal take one ticket. After a device barrier every PE checks every word it
  * received. Then a loop of device barriers, interleaved with host barriers,
  * checks that nobody leaves a barrier early, and rounds of gets of words
  * their owner rewrote since the last get check that each get sees the
@@ -47,6 +49,8 @@ static int me, npes, nt; /* nt: threads in the job, ids 0 .. nt-1 */
 static long *slots;    /* [nt][W]: slot of thread id */
 static long *sig_data; /* [nt][WS] */
 static long *sig8_data; /* [nt]: the one-long signalled puts */
+static unsigned char *sset_data; /* [nt][8]: 5 bytes at 1, with a SET signal */
+static uint64_t *sset;           /* [nt]: SET id+1 by thread id after its 5 bytes */
 static int *pslot;     /* [nt] */
 static int64_t *setw;  /* [nt] */
 static double *dslot;  /* [nt] */
@@ -71,6 +75,8 @@ static struct words {
     uint64_t fresh_sig;    /* set to the round by the previous PE */
     uint64_t fresh_ack;    /* set to the round by the next PE */
     uint64_t late;         /* LATE_ADDS adds from every PE, never quieted */
+    long one_data;         /* the main thread's put with signal, from the previous PE */
+    uint64_t one_sig;      /* SET to that PE + 1 */
 } *w;
 static long *fresh_pub; /* [FW]: rewritten by its own PE every round */
 
@@ -255,7 +261,35 @@ static void signals(int id)
         long one = -pattern(id, q, WS);
         ushmem_putmem_signal(&sig8_data[id], &one, sizeof(one), &w->sig8, (uint64_t)id + 1,
                              USHMEM_SIGNAL_ADD, q);
+        unsigned char five[5];
+        for (int i = 0; i < 5; i++)
+            five[i] = (unsigned char)pattern(id, q, i);
+        ushmem_putmem_signal(&sset_data[id * 8 + 1], five, sizeof(five), &sset[id],
+                             (uint64_t)id + 1, USHMEM_SIGNAL_SET, q);
     }
+}
+
+/* The main thread's 8 bytes with a SET signal to the next PE; where the
+ * proxy carries both, one ticket. */
+static void put_with_signal_one_ticket(void)
+{
+    const struct ushmem_device_state *s = &ushmem_device_state;
+    int next = (me + 1) % npes;
+    long v = -pattern(nt, next, 0);
+    ushmem_ring_word_t *tail =
+        s->ring != NULL ? ushmem_ring_tail_word(s->ring, ushmemi_dev_ring_tail(s)) : NULL;
+    int proxied = tail != NULL && ushmem_ptr(&w->one_data, next) == NULL &&
+                  ushmemi_dev_mapped(s, &w->one_sig, next, USHMEM_DEVICE_CLASS_SIGNAL) == NULL;
+    uint64_t before = proxied ? ushmem_ring_load_acquire(tail) : 0;
+
+    ushmem_putmem_signal(&w->one_data, &v, sizeof(v), &w->one_sig, (uint64_t)me + 1,
+                         USHMEM_SIGNAL_SET, next);
+    if (proxied) {
+        uint64_t taken = ushmem_ring_load_acquire(tail) - before;
+        MPE_CHECK(taken == 1, "a put of 8 bytes and its signal to PE %d took %llu tickets of "
+                  "the proxy's ring, not 1", next, (unsigned long long)taken);
+    }
+    ushmem_quiet();
 }
 
 static uint64_t sum_ids(void)
@@ -291,6 +325,13 @@ static void *thread_main(void *arg)
         for (int s = 0; s < nt; s++)
             MPE_CHECK(sig8_data[s] == -pattern(s, me, WS), "8-byte signalled data from thread "
                       "%d = %ld", s, sig8_data[s]);
+        for (int s = 0; s < nt; s++) {
+            ushmem_signal_wait_until(&sset[s], USHMEM_CMP_EQ, (uint64_t)s + 1);
+            for (int i = 0; i < 5; i++)
+                MPE_CHECK(sset_data[s * 8 + 1 + i] == (unsigned char)pattern(s, me, i),
+                          "5 bytes with a set signal from thread %d: [%d] = %d", s, i,
+                          sset_data[s * 8 + 1 + i]);
+        }
         ushmem_int32_wait_until(&w->inc_ctr, USHMEM_CMP_GE, K * nt);
         ushmem_uint64_wait_until(&w->counter, USHMEM_CMP_EQ, (uint64_t)K * sum_ids());
     }
@@ -445,12 +486,15 @@ int main(int argc, char **argv)
     slots = shmem_calloc((size_t)nt * W, sizeof(long));
     sig_data = shmem_calloc((size_t)nt * WS, sizeof(long));
     sig8_data = shmem_calloc((size_t)nt, sizeof(long));
+    sset_data = shmem_calloc((size_t)nt * 8, 1);
+    sset = shmem_calloc((size_t)nt, sizeof(uint64_t));
     pslot = shmem_calloc((size_t)nt, sizeof(int));
     setw = shmem_calloc((size_t)nt, sizeof(int64_t));
     dslot = shmem_calloc((size_t)nt, sizeof(double));
     w = shmem_calloc(1, sizeof(*w));
     fresh_pub = shmem_calloc(FW, sizeof(long));
-    MPE_CHECK(slots && sig_data && sig8_data && pslot && setw && dslot && w && fresh_pub,
+    MPE_CHECK(slots && sig_data && sig8_data && sset_data && sset && pslot && setw && dslot && w &&
+                  fresh_pub,
               "allocation failed");
     w->owner = -1;
     w->bits_and = ~UINT64_C(0);
@@ -466,8 +510,13 @@ int main(int argc, char **argv)
         MPE_CHECK(ushmem_ring_load_acquire(ushmem_ring_tail_word(
                       ushmem_device_state.ring, ushmemi_dev_ring_tail(&ushmem_device_state))) > 0,
                   "the proxy runs but no request went through its ring");
+    put_with_signal_one_ticket();
     ushmem_barrier_all();
     check_received();
+    MPE_CHECK(w->one_sig == (uint64_t)(me + npes - 1) % (uint64_t)npes + 1 &&
+                  w->one_data == -pattern(nt, me, 0),
+              "the main thread's put with signal from PE %d: signal %llu, data %ld",
+              (me + npes - 1) % npes, (unsigned long long)w->one_sig, w->one_data);
     shmem_barrier_all();
 
     barrier_loop();
@@ -486,6 +535,8 @@ int main(int argc, char **argv)
     shmem_free(pslot);
     shmem_free(sig_data);
     shmem_free(sig8_data);
+    shmem_free(sset);
+    shmem_free(sset_data);
     shmem_free(slots);
     shmem_finalize();
     return 0;
