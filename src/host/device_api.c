@@ -40,6 +40,7 @@ static struct {
 struct device_module {
     const char *backend;
     ushmem_device_fill_fn fill;
+    unsigned state_version, ring_version; /* 0: not told (ushmemi_device_register) */
 };
 static struct {
     pthread_mutex_t lock;
@@ -48,9 +49,25 @@ static struct {
     bool filled; /* the state is valid: a new module is written at once */
 } modules = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Writes one module's copy of the state; errors are logged here. */
+/* Writes one module's copy of the state, unless it was compiled against
+ * another ushmem's headers; errors are logged here. */
 static ushmem_status_t fill_module(const struct device_module *m)
 {
+    if (m->state_version != USHMEM_DEVICE_STATE_VERSION ||
+        m->ring_version != USHMEM_RING_VERSION) {
+        char told[96];
+        if (m->state_version == 0)
+            snprintf(told, sizeof(told), "an older one, which did not say its versions");
+        else
+            snprintf(told, sizeof(told), "device state version %u, ring protocol %u",
+                     m->state_version, m->ring_version);
+        ushmemi_error("shmem_init: device API: PE %d: a %s module of the program was compiled "
+                      "against another ushmem's <ushmem/device.h> (%s; this library has %u and "
+                      "%u): rebuild it with this ushmem's headers; its kernels cannot call ushmem",
+                      ushmemi_g.my_pe, m->backend, told, USHMEM_DEVICE_STATE_VERSION,
+                      USHMEM_RING_VERSION);
+        return USHMEM_ERR_DEVICE;
+    }
     const char *err = m->fill(&ushmem_device_state);
 
     if (err == NULL)
@@ -66,7 +83,8 @@ static bool module_matches(const struct device_module *m)
     return ushmemi_g.dev_ops != NULL && strcmp(m->backend, ushmemi_g.dev_ops->name) == 0;
 }
 
-USHMEMI_API void ushmemi_device_register(const char *backend, ushmem_device_fill_fn fill)
+USHMEMI_API void ushmemi_device_register_versions(const char *backend, ushmem_device_fill_fn fill,
+                                                  unsigned state_version, unsigned ring_version)
 {
     pthread_mutex_lock(&modules.lock);
     if (modules.n == modules.cap) {
@@ -83,10 +101,15 @@ USHMEMI_API void ushmemi_device_register(const char *backend, ushmem_device_fill
         modules.cap = cap;
     }
     struct device_module *m = &modules.list[modules.n++];
-    *m = (struct device_module){backend, fill};
+    *m = (struct device_module){backend, fill, state_version, ring_version};
     if (modules.filled && module_matches(m))
         fill_module(m);
     pthread_mutex_unlock(&modules.lock);
+}
+
+USHMEMI_API void ushmemi_device_register(const char *backend, ushmem_device_fill_fn fill)
+{
+    ushmemi_device_register_versions(backend, fill, 0, 0);
 }
 
 /* Writes the state into every module of the backend in use. */

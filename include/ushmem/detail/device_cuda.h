@@ -28,7 +28,11 @@ static const char *ushmemi_cuda_fill(const struct ushmem_device_state *state)
 }
 namespace {
 struct ushmemi_cuda_registrar {
-    ushmemi_cuda_registrar() { ushmemi_device_register("cuda", ushmemi_cuda_fill); }
+    ushmemi_cuda_registrar()
+    {
+        ushmemi_device_register_versions("cuda", ushmemi_cuda_fill, USHMEM_DEVICE_STATE_VERSION,
+                                         USHMEM_RING_VERSION);
+    }
 };
 static ushmemi_cuda_registrar ushmemi_cuda_registered;
 } /* namespace */

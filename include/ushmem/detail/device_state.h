@@ -93,13 +93,21 @@ struct ushmem_device_state {
  * of the state and registers, before main, a function that writes it from
  * the host's copy; shmem_init calls the functions registered for its
  * backend, and a module registered after init is written at once. The
- * function returns NULL, or what failed. */
+ * function returns NULL, or what failed. A module registers with the
+ * versions of this header and of the ring's protocol it was compiled
+ * against, and one compiled against another ushmem's is refused (its
+ * kernels would read the state at other places, or send the proxy requests
+ * it does not know); ushmemi_device_register, without them, is what
+ * modules compiled before the versions were told call, and is refused the
+ * same way. */
 #if !defined(__OPENCL_C_VERSION__) /* host code; OpenCL C has no function pointers */
 typedef const char *(*ushmem_device_fill_fn)(const struct ushmem_device_state *state);
 #ifdef __cplusplus
 extern "C" {
 #endif
 void ushmemi_device_register(const char *backend, ushmem_device_fill_fn fill);
+void ushmemi_device_register_versions(const char *backend, ushmem_device_fill_fn fill,
+                                      unsigned state_version, unsigned ring_version);
 #ifdef __cplusplus
 }
 #endif

@@ -66,7 +66,11 @@ static const char *ushmemi_sycl_cuda_fill(const struct ushmem_device_state *stat
 }
 namespace {
 struct ushmemi_sycl_cuda_registrar {
-    ushmemi_sycl_cuda_registrar() { ushmemi_device_register("cuda", ushmemi_sycl_cuda_fill); }
+    ushmemi_sycl_cuda_registrar()
+    {
+        ushmemi_device_register_versions("cuda", ushmemi_sycl_cuda_fill,
+                                         USHMEM_DEVICE_STATE_VERSION, USHMEM_RING_VERSION);
+    }
 };
 static ushmemi_sycl_cuda_registrar ushmemi_sycl_cuda_registered;
 } /* namespace */
