@@ -534,8 +534,9 @@ USHMEM_RING_INLINE ushmem_ring_word_t *ushmem_ring_tail_word(struct ushmem_ring_
  * GPU's front end writes `done` (cuStreamWriteValue64). A stale value only
  * sends the producer to the acquiring loop. Not yet measured: an acquire
  * issued after the atomic (formally ordered, and it would not hold the
- * atomic up), and the ring's capacity and slot offset read before it
- * rather than from the host-pinned header after it.
+ * atomic up). Measured and not kept: the ring's capacity and slot offset
+ * read before the ticket rather than from the host-pinned header after
+ * it (no gain; `g` slower, docs/performance/proxy.md).
  * -DUSHMEMI_RING_EARLY_READ=0 (a measurement switch) leaves it out. */
 #ifndef USHMEMI_RING_EARLY_READ
 #define USHMEMI_RING_EARLY_READ 1
