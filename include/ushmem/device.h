@@ -37,6 +37,10 @@
  *     called by one block per PE on every PE, with the same sizes; they
  *     return when this PE's part is complete everywhere, as the host
  *     collectives do, and they use the device barrier.
+ *   - Team calls (ushmem_team_*, ushmemx_team_*) name a team by its id, the
+ *     host's shmemx_team_id, which the program passes to its kernels; the
+ *     device finds the team in a table the host writes when the team is
+ *     made or destroyed. An id that is not a team of this PE gives -1.
  *   - wait_until with a comparison that is not a USHMEM_CMP_* value returns at
  *     once; a signal operation other than USHMEM_SIGNAL_ADD sets.
  *
@@ -1116,6 +1120,22 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 #define USHMEMI_DEV_FLAT_BARRIER_PES 16
 #endif
 
+/* A barrier's first step: `complete` completes the calling thread's
+ * operations (barrier), otherwise they are only ordered before its signals
+ * (sync). With every PE on the direct road, a release fence (the relaxed
+ * signals after it form release patterns), one for all the signals;
+ * through the proxy a fence, which completes the direct stores before a
+ * request leaves. */
+USHMEM_DEVICE_FN void ushmemi_dev_barrier_enter(const struct ushmem_device_state *s, int complete)
+{
+    if (complete)
+        ushmem_quiet();
+    else if (s->ring != NULL)
+        ushmemi_dev_fence();
+    else
+        ushmemi_dev_release_fence();
+}
+
 /* The device barrier, over the device flags in every PE's reserved heap
  * area and an epoch (this PE's count of device barriers). Up to
  * USHMEMI_DEV_FLAT_BARRIER_PES PEs, one round: this PE sets its flag (flag
@@ -1140,16 +1160,7 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
     uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
     unsigned k = 0;
 
-    /* sync_all with every PE on the direct road orders the caller's stores
-     * by a release fence (the relaxed signals after it form release
-     * patterns), one for all its signals; through the proxy a fence, which
-     * completes the direct stores before a request leaves. */
-    if (complete)
-        ushmem_quiet();
-    else if (s->ring != NULL)
-        ushmemi_dev_fence();
-    else
-        ushmemi_dev_release_fence();
+    ushmemi_dev_barrier_enter(s, complete);
     if (s->n_pes <= USHMEMI_DEV_FLAT_BARRIER_PES) {
         unsigned spins = 0;
         /* Every signal carries nothing learnt since the fence or quiet
@@ -1202,6 +1213,167 @@ USHMEM_DEVICE_FN void ushmem_sync_all(void)
 #endif
 }
 
+/* ---- Teams ----
+ * Device code names a team by its id (shmemx_team_id on the host: 0 the
+ * world, 1 shared, 2 node, USHMEMX_TEAM_ID_SPLIT and up the split ones)
+ * and finds it in the table the host writes when a team is made or
+ * destroyed (device_state.h). A team is the world PEs start + i * stride. */
+
+/* The team with id `team` on this PE, or NULL where there is none. */
+USHMEM_DEVICE_FN const struct ushmem_device_team *
+ushmemi_dev_team(const struct ushmem_device_state *s, int team)
+{
+    const struct ushmem_device_team *t;
+
+    if (team < 0 || team >= USHMEM_DEVICE_TEAMS || s->teams_offset == 0)
+        return NULL;
+    t = (const struct ushmem_device_team *)(uintptr_t)(s->heap_base + s->teams_offset) + team;
+    return t->size > 0 ? t : NULL;
+}
+
+/* The world PE of member i. */
+USHMEM_DEVICE_FN int ushmemi_dev_team_pe(const struct ushmem_device_team *t, int i)
+{
+    return t->start + i * t->stride;
+}
+
+/* The index of world PE pe in t, or -1 when it is not a member. */
+USHMEM_DEVICE_FN int ushmemi_dev_team_index(const struct ushmem_device_team *t, int pe)
+{
+    int offset = pe - t->start, index;
+
+    if (t->size == 1 || t->stride == 0)
+        return offset == 0 ? 0 : -1;
+    /* A negative stride: the members in reverse. One division, no
+     * remainder: a compiler that pairs them emits an instruction (LLVM's
+     * freeze) that the SPIR-V translator of OpenCL C does not take. */
+    index = offset / t->stride;
+    return index * t->stride == offset && index >= 0 && index < t->size ? index : -1;
+}
+
+/* This PE's number in the team, its size, and member src_pe of src_team's
+ * number in dest_team: -1 for a team id that is not a team of this PE, or
+ * a PE that is not a member, as the host's calls. */
+USHMEM_DEVICE_FN int ushmem_team_my_pe(int team)
+{
+    const struct ushmem_device_team *t;
+
+    if (team == 0) /* the world's, without a load from the table */
+        return ushmem_my_pe();
+    t = ushmemi_dev_team(ushmemi_dev_state(), team);
+    return t != NULL ? t->my_index : -1;
+}
+
+USHMEM_DEVICE_FN int ushmem_team_n_pes(int team)
+{
+    const struct ushmem_device_team *t;
+
+    if (team == 0)
+        return ushmem_n_pes();
+    t = ushmemi_dev_team(ushmemi_dev_state(), team);
+    return t != NULL ? t->size : -1;
+}
+
+USHMEM_DEVICE_FN int ushmem_team_translate_pe(int src_team, int src_pe, int dest_team)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state();
+    const struct ushmem_device_team *src = ushmemi_dev_team(s, src_team);
+    const struct ushmem_device_team *dst = ushmemi_dev_team(s, dest_team);
+
+    if (src == NULL || dst == NULL || src_pe < 0 || src_pe >= src->size)
+        return -1;
+    return ushmemi_dev_team_index(dst, ushmemi_dev_team_pe(src, src_pe));
+}
+
+/* One team-barrier signal from this PE to world PE `to`, carrying this
+ * pair's count of such signals; `release`: it must carry what this PE
+ * learnt before (a dissemination round after the first). */
+USHMEM_DEVICE_FN void ushmemi_dev_team_signal(const struct ushmem_device_state *s, int to,
+                                              int release)
+{
+    uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->team_sync_offset);
+    uint64_t *sent = flags + s->n_pes;
+    uint64_t count = ushmemi_dev_own_load64(&sent[to]) + 1;
+
+    ushmemi_dev_own_store64(&sent[to], count);
+    ushmemi_dev_signal_on(s, &flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET,
+                          count, release);
+}
+
+/* Waits for the next team-barrier signal from world PE `from`. */
+USHMEM_DEVICE_FN void ushmemi_dev_team_wait(const struct ushmem_device_state *s, int from)
+{
+    uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->team_sync_offset);
+    uint64_t *recv = flags + 2 * (size_t)s->n_pes;
+    uint64_t count = ushmemi_dev_own_load64(&recv[from]) + 1;
+    unsigned spins = 0;
+
+    while (ushmemi_dev_load64(&flags[from]) < count)
+        ushmem_ring_backoff(&spins);
+    ushmemi_dev_own_store64(&recv[from], count);
+}
+
+/* The barrier of a team other than the world, with the world barrier's
+ * rounds (one flat round up to USHMEMI_DEV_FLAT_BARRIER_PES members,
+ * dissemination beyond) over the team barriers' words: flag s on PE r
+ * holds the count of team-barrier signals PE s has sent r, whatever the
+ * team, and each side counts the pair's signals it sent and received.
+ * Every pair of PEs meets in the same barriers in the same order (the
+ * rule of every collective), so the counts agree without a word per
+ * team, and a team's id may differ between its members. One thread per
+ * PE at a time, as the world's. */
+USHMEM_DEVICE_FN void ushmemi_dev_team_barrier(const struct ushmem_device_team *t, int complete)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
+    const int n = t->size, me = t->my_index, flat = n <= USHMEMI_DEV_FLAT_BARRIER_PES;
+
+    ushmemi_dev_barrier_enter(s, complete);
+    /* The world barrier's shape: the flat round in a branch, its waits in
+     * member order, the rounds' loop with the test in its condition (other
+     * shapes gave SPIR-V blocks out of order in OpenCL C). */
+    if (flat) {
+        for (int dist = 1; dist < n; dist++)
+            ushmemi_dev_team_signal(s, ushmemi_dev_team_pe(t, (me + dist) % n), 0);
+        for (int i = 0; i < n; i++)
+            if (i != me)
+                ushmemi_dev_team_wait(s, ushmemi_dev_team_pe(t, i));
+    }
+    for (int dist = 1; !flat && dist < n; dist *= 2) {
+        ushmemi_dev_team_signal(s, ushmemi_dev_team_pe(t, (me + dist) % n), dist > 1);
+        ushmemi_dev_team_wait(s, ushmemi_dev_team_pe(t, (me + n - dist) % n));
+    }
+    if (s->ring != NULL)
+        ushmem_quiet();
+}
+
+/* Team barriers: ushmem_team_sync orders the calling thread's stores
+ * before every member's later reads, as shmem_team_sync; they return -1,
+ * doing nothing, for an id that is not a team of this PE. The world (id 0)
+ * takes the world's barrier. */
+USHMEM_DEVICE_FN int ushmemi_dev_team_sync(int team, int complete)
+{
+    const struct ushmem_device_team *t = ushmemi_dev_team(ushmemi_dev_state_fresh(), team);
+
+    if (t == NULL)
+        return -1;
+    if (team == 0)
+        ushmemi_dev_barrier(complete);
+    else
+        ushmemi_dev_team_barrier(t, complete);
+    return 0;
+}
+
+USHMEM_DEVICE_FN int ushmem_team_sync(int team)
+{
+    return ushmemi_dev_team_sync(team, 0);
+}
+
+/* ushmem_team_sync with the calling thread's operations completed first. */
+USHMEM_DEVICE_FN int ushmemx_team_barrier(int team)
+{
+    return ushmemi_dev_team_sync(team, 1);
+}
+
 /* The end of a group collective: every thread's puts are complete and
  * every PE has done its part; the group's barrier_all (complete) and
  * sync_all (the stores ordered only). The group meets first, and the one
@@ -1219,48 +1391,130 @@ USHMEM_DEVICE_FN void ushmemi_dev_group_barrier(ushmemi_dev_scope scope, int com
     ushmemi_dev_group_sync(scope);
 }
 
-/* dest[pe * nbytes ...] on every PE receives src of that PE's group for this
- * PE, that is src[me * nbytes ...] of PE pe. Peers are taken from the next
- * PE on, so that PEs do not all write to one PE at once. */
+/* The same on team t; NULL: the world's. */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_group_team_barrier(ushmemi_dev_scope scope,
+                                                     const struct ushmem_device_team *t,
+                                                     int complete)
+{
+    ushmemi_dev_group_sync(scope);
+    if (ushmemi_dev_group_rank(scope) == 0) {
+        if (t == NULL)
+            ushmemi_dev_barrier(complete);
+        else
+            ushmemi_dev_team_barrier(t, complete);
+    }
+    ushmemi_dev_group_sync(scope);
+}
+
+/* The members of team t (NULL: the world) as the collectives walk them:
+ * their number, this PE's index, and world PE of member i. Inlined where t
+ * is NULL, the world's numbers are the state's and fold away. */
+USHMEM_DEVICE_FN int ushmemi_dev_members(const struct ushmem_device_state *s,
+                                         const struct ushmem_device_team *t)
+{
+    return t != NULL ? t->size : s->n_pes;
+}
+
+USHMEM_DEVICE_FN int ushmemi_dev_member_me(const struct ushmem_device_state *s,
+                                           const struct ushmem_device_team *t)
+{
+    return t != NULL ? t->my_index : s->my_pe;
+}
+
+USHMEM_DEVICE_FN int ushmemi_dev_member_pe(const struct ushmem_device_team *t, int i)
+{
+    return t != NULL ? ushmemi_dev_team_pe(t, i) : i;
+}
+
+/* dest[i * nbytes ...] on every member receives src of member i's group
+ * for this member, that is src[me * nbytes ...] of member i, on team t
+ * (NULL: the world). Members are taken from the next one on, so that they
+ * do not all write to one PE at once. */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_alltoall_on(const struct ushmem_device_team *t, void *dest,
+                                              const void *src, size_t nbytes,
+                                              ushmemi_dev_scope scope)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
+
+    /* The state's fields read where they are used, as the world's code
+     * always did (the same instructions for the world). */
+    for (int i = 0; i < ushmemi_dev_members(s, t); i++) {
+        int to = (ushmemi_dev_member_me(s, t) + 1 + i) % ushmemi_dev_members(s, t);
+        ushmemi_dev_put_on(s, (char *)dest + (size_t)ushmemi_dev_member_me(s, t) * nbytes,
+                           (const char *)src + (size_t)to * nbytes, nbytes,
+                           ushmemi_dev_member_pe(t, to), 1, scope);
+    }
+    ushmemi_dev_group_team_barrier(scope, t, 1);
+}
+
+/* dest on every member, root included, receives src of member root. */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_broadcast_on(const struct ushmem_device_team *t, void *dest,
+                                               const void *src, size_t nbytes, int root,
+                                               ushmemi_dev_scope scope)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
+
+    if (ushmemi_dev_member_me(s, t) == root) {
+        for (int i = 0; i < ushmemi_dev_members(s, t); i++)
+            ushmemi_dev_put_on(s, dest, src, nbytes,
+                               ushmemi_dev_member_pe(t, (root + 1 + i) % ushmemi_dev_members(s, t)),
+                               1, scope);
+    }
+    ushmemi_dev_group_team_barrier(scope, t, 1);
+}
+
+/* dest[i * nbytes ...] on every member receives src of member i. */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_fcollect_on(const struct ushmem_device_team *t, void *dest,
+                                              const void *src, size_t nbytes,
+                                              ushmemi_dev_scope scope)
+{
+    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
+
+    for (int i = 0; i < ushmemi_dev_members(s, t); i++)
+        ushmemi_dev_put_on(s, (char *)dest + (size_t)ushmemi_dev_member_me(s, t) * nbytes, src,
+                           nbytes,
+                           ushmemi_dev_member_pe(t, (ushmemi_dev_member_me(s, t) + 1 + i) %
+                                                        ushmemi_dev_members(s, t)),
+                           1, scope);
+    ushmemi_dev_group_team_barrier(scope, t, 1);
+}
+
+/* The world's. */
 USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_alltoall(void *dest, const void *src, size_t nbytes,
                                            ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
-
-    for (int i = 0; i < s->n_pes; i++) {
-        int pe = (s->my_pe + 1 + i) % s->n_pes;
-        ushmemi_dev_put_on(s, (char *)dest + (size_t)s->my_pe * nbytes,
-                           (const char *)src + (size_t)pe * nbytes, nbytes, pe, 1, scope);
-    }
-    ushmemi_dev_group_barrier(scope, 1);
+    ushmemi_dev_alltoall_on(NULL, dest, src, nbytes, scope);
 }
 
-/* dest on every PE, root included, receives src of root. */
 USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_broadcast(void *dest, const void *src, size_t nbytes, int root,
                                             ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
-
-    if (s->my_pe == root) {
-        for (int i = 0; i < s->n_pes; i++)
-            ushmemi_dev_put_on(s, dest, src, nbytes, (root + 1 + i) % s->n_pes, 1, scope);
-    }
-    ushmemi_dev_group_barrier(scope, 1);
+    ushmemi_dev_broadcast_on(NULL, dest, src, nbytes, root, scope);
 }
 
-/* dest[pe * nbytes ...] on every PE receives src of PE pe. */
 USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_fcollect(void *dest, const void *src, size_t nbytes,
                                            ushmemi_dev_scope scope)
 {
-    const struct ushmem_device_state *s = ushmemi_dev_state_fresh();
+    ushmemi_dev_fcollect_on(NULL, dest, src, nbytes, scope);
+}
 
-    for (int i = 0; i < s->n_pes; i++)
-        ushmemi_dev_put_on(s, (char *)dest + (size_t)s->my_pe * nbytes, src, nbytes,
-                           (s->my_pe + 1 + i) % s->n_pes, 1, scope);
-    ushmemi_dev_group_barrier(scope, 1);
+/* A team's collective: the team of id `team`, NULL for the world (id 0),
+ * and 0; -1 for an id that is not a team of this PE, or a root that is not
+ * a member (every member then returns -1 without meeting). */
+USHMEM_DEVICE_FN int ushmemi_dev_coll_team(int team, int root,
+                                           const struct ushmem_device_team **t_p)
+{
+    const struct ushmem_device_team *t = ushmemi_dev_team(ushmemi_dev_state_fresh(), team);
+
+    *t_p = team == 0 ? NULL : t;
+    return t != NULL && root >= 0 && root < t->size ? 0 : -1;
 }
 
 /* The same collectives by one thread per PE (Intel SHMEM's base device
@@ -1300,7 +1554,55 @@ USHMEM_DEVICE_FN void ushmemx_fcollectmem_block(void *dest, const void *src, siz
 {
     ushmemi_dev_fcollect(dest, src, nbytes, USHMEMI_DEV_BLOCK);
 }
+
+USHMEM_DEVICE_FN int ushmemx_team_sync_block(int team)
+{
+    const struct ushmem_device_team *t;
+
+    if (ushmemi_dev_coll_team(team, 0, &t) != 0)
+        return -1;
+    ushmemi_dev_group_team_barrier(USHMEMI_DEV_BLOCK, t, 0);
+    return 0;
+}
 #endif
+
+/* The collectives on a team (ids as ushmem_team_my_pe's), by one thread per
+ * member or (_block) one block per member; a root is the member's number
+ * in the team. They return 0, or -1 without doing anything for an id that
+ * is not a team of this PE or a root outside the team. */
+#define USHMEMI_DEV_TEAM_COLLS(SUFFIX, SCOPE)                                            \
+    USHMEM_DEVICE_FN int ushmemx_team_alltoallmem##SUFFIX(int team, void *dest,           \
+                                                          const void *src, size_t nbytes) \
+    {                                                                                    \
+        const struct ushmem_device_team *t;                                              \
+        if (ushmemi_dev_coll_team(team, 0, &t) != 0)                                     \
+            return -1;                                                                   \
+        ushmemi_dev_alltoall_on(t, dest, src, nbytes, SCOPE);                            \
+        return 0;                                                                        \
+    }                                                                                    \
+    USHMEM_DEVICE_FN int ushmemx_team_broadcastmem##SUFFIX(                              \
+        int team, void *dest, const void *src, size_t nbytes, int root)                  \
+    {                                                                                    \
+        const struct ushmem_device_team *t;                                              \
+        if (ushmemi_dev_coll_team(team, root, &t) != 0)                                  \
+            return -1;                                                                   \
+        ushmemi_dev_broadcast_on(t, dest, src, nbytes, root, SCOPE);                     \
+        return 0;                                                                        \
+    }                                                                                    \
+    USHMEM_DEVICE_FN int ushmemx_team_fcollectmem##SUFFIX(int team, void *dest,           \
+                                                          const void *src, size_t nbytes) \
+    {                                                                                    \
+        const struct ushmem_device_team *t;                                              \
+        if (ushmemi_dev_coll_team(team, 0, &t) != 0)                                     \
+            return -1;                                                                   \
+        ushmemi_dev_fcollect_on(t, dest, src, nbytes, SCOPE);                            \
+        return 0;                                                                        \
+    }
+USHMEMI_DEV_TEAM_COLLS(, USHMEMI_DEV_THREAD)
+#if !USHMEMI_DEV_GROUPS
+USHMEMI_DEV_TEAM_COLLS(_block, USHMEMI_DEV_BLOCK)
+#endif
+#undef USHMEMI_DEV_TEAM_COLLS
 
 #if defined(SYCL_LANGUAGE_VERSION)
 /* ---- SYCL: the device for this PE's queue (host code, after shmem_init) ----

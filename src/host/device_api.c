@@ -27,6 +27,9 @@ static struct {
      * where the device reads it, allocated by every PE at init with the
      * same size, so the heap stays symmetric. */
     struct ushmem_device_peer *peers;
+    /* The team table and the team barriers' words (device_state.h), in
+     * the heap after the peers, allocated with them. */
+    struct ushmem_device_team *teams;
     struct ushmemi_transport *ipc;    /* the proxy's road to mapped peers; NULL: none */
     struct ushmemi_transport *ipc_ce; /* the same over the copy engine (device heaps) */
     uint64_t *done_copy; /* the proxy's copy of its completed counter; NULL: none */
@@ -515,21 +518,26 @@ ushmem_status_t ushmemi_device_api_init(void)
 
     struct ushmem_device_peer *peers = NULL;
     size_t table_size = (size_t)ushmemi_g.n_pes * sizeof(*peers);
+    /* The peers, the teams, then three words a PE for the team barriers. */
+    size_t teams_at = (table_size + 63) & ~(size_t)63;
+    size_t sync_at = teams_at + USHMEM_DEVICE_TEAMS * sizeof(struct ushmem_device_team);
+    size_t heap_size = sync_at + 3 * (size_t)ushmemi_g.n_pes * sizeof(uint64_t);
 
     status = check_settings(&force_proxy);
     if (status != USHMEM_OK)
         return status;
     peers = calloc((size_t)ushmemi_g.n_pes, sizeof(*peers));
-    dev_api.peers = ushmemi_heap_alloc(64, table_size);
+    dev_api.peers = ushmemi_heap_alloc(64, heap_size);
     if (peers == NULL || dev_api.peers == NULL) {
         ushmemi_error("shmem_init: device API: cannot allocate the state of %d PEs (%zu bytes "
-                      "of host memory and of the symmetric heap)",
-                      ushmemi_g.n_pes, table_size);
+                      "of host memory and %zu of the symmetric heap)",
+                      ushmemi_g.n_pes, table_size, heap_size);
         status = USHMEM_ERR_NO_MEMORY;
         goto free_table;
     }
     fill_peers(peers, &some_proxied, &mixed);
     ushmemi_host_copy("shmem_init", dev_api.peers, peers, table_size);
+    dev_api.teams = (struct ushmem_device_team *)((char *)dev_api.peers + teams_at);
 
     if (force_proxy || some_proxied) {
         status = start_proxy(force_proxy, peers);
@@ -550,6 +558,10 @@ ushmem_status_t ushmemi_device_api_init(void)
                            sizeof(ushmemi_g.reserved->device_epoch));
     ushmemi_host_copy_zero(ushmemi_g.reserved->stream_flags,
                            sizeof(ushmemi_g.reserved->stream_flags));
+    ushmemi_host_copy_zero(dev_api.teams, heap_size - teams_at);
+    ushmemi_device_api_team_set("shmem_init", 0, &ushmemi_team_world);
+    ushmemi_device_api_team_set("shmem_init", 1, &ushmemi_team_shared);
+    ushmemi_device_api_team_set("shmem_init", 2, &ushmemi_team_node);
     ushmemi_stream_reset();
     ushmem_device_state = (struct ushmem_device_state){
         .version = USHMEM_DEVICE_STATE_VERSION,
@@ -571,6 +583,8 @@ ushmem_status_t ushmemi_device_api_init(void)
                                 : 0,
         .ring_tail = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_tail : 0,
         .ring_values = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_values : 0,
+        .teams_offset = (uint64_t)((char *)dev_api.teams - ushmemi_g.heap_base),
+        .team_sync_offset = (uint64_t)((char *)dev_api.peers + sync_at - ushmemi_g.heap_base),
     };
     memcpy(ushmem_device_state.near, peers,
            (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
@@ -598,6 +612,7 @@ free_table:
     if (dev_api.peers != NULL)
         ushmemi_heap_free(dev_api.peers);
     dev_api.peers = NULL;
+    dev_api.teams = NULL;
     free(peers);
     return status;
 }
@@ -639,6 +654,22 @@ void ushmemi_device_api_fini(void)
     if (dev_api.peers != NULL && ushmemi_g.heap_base != NULL)
         ushmemi_heap_free(dev_api.peers);
     dev_api.peers = NULL;
+    dev_api.teams = NULL;
+}
+
+void ushmemi_device_api_team_set(const char *call, int id, const struct ushmemi_team *team)
+{
+    if (dev_api.teams == NULL || id < 0 || id >= USHMEM_DEVICE_TEAMS)
+        return;
+    struct ushmem_device_team entry = {0};
+    if (team != NULL)
+        entry = (struct ushmem_device_team){
+            .start = team->start,
+            .stride = team->stride,
+            .size = team->size,
+            .my_index = ushmemi_team_index_of(team, ushmemi_g.my_pe),
+        };
+    ushmemi_host_copy(call, &dev_api.teams[id], &entry, sizeof(entry));
 }
 
 static void *native_handle(const char *what)

@@ -30,4 +30,11 @@ void ushmemi_device_api_heap_grown(size_t heap_size);
  * host's own. Nothing to do without a proxy. */
 void ushmemi_device_api_quiet(void);
 
+/* Team id `id` (shmemx_team_id) is now `team`, or no team (NULL), in the
+ * table device code reads: called where a team is made, before the barrier
+ * that ends its split, and where it is destroyed. Nothing before the device
+ * API's init or after its fini. */
+struct ushmemi_team;
+void ushmemi_device_api_team_set(const char *call, int id, const struct ushmemi_team *team);
+
 #endif

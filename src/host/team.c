@@ -21,8 +21,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <ushmem/detail/device_state.h>
+
 #include "coll.h"
+#include "device_api.h"
 #include "internal.h"
+
+/* Device code finds every team by its id in a table of this many. */
+_Static_assert(USHMEMX_TEAM_ID_SPLIT + USHMEMI_TEAMS_MAX == USHMEM_DEVICE_TEAMS,
+               "the device's team table holds every team id");
 
 struct ushmemi_team ushmemi_team_world = {.name = "SHMEM_TEAM_WORLD", .stride = 1, .live = true};
 struct ushmemi_team ushmemi_team_shared = {.name = "SHMEM_TEAM_SHARED", .stride = 1, .live = true};
@@ -238,6 +245,9 @@ USHMEMI_API int shmem_team_split_strided(shmem_team_t parent_team, int start, in
         struct ushmemi_team *team = team_new(call, &shape, config, config_mask);
         if (team == NULL)
             rc = -1;
+        else
+            ushmemi_device_api_team_set(call, USHMEMX_TEAM_ID_SPLIT + (int)(team - split_teams),
+                                        team);
         *new_team = team;
     }
     parent_barrier(call, parent);
@@ -298,6 +308,8 @@ USHMEMI_API int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
     } else {
         *xaxis_team = xt;
         *yaxis_team = yt;
+        ushmemi_device_api_team_set(call, USHMEMX_TEAM_ID_SPLIT + (int)(xt - split_teams), xt);
+        ushmemi_device_api_team_set(call, USHMEMX_TEAM_ID_SPLIT + (int)(yt - split_teams), yt);
     }
     parent_barrier(call, parent);
     return rc;
@@ -317,6 +329,7 @@ USHMEMI_API void shmem_team_destroy(shmem_team_t team)
     struct ushmemi_coll_set set;
     if (ushmemi_coll_team_set(call, t, &set) == USHMEM_OK)
         ushmemi_coll_barrier(call, &set);
+    ushmemi_device_api_team_set(call, USHMEMX_TEAM_ID_SPLIT + (int)(t - split_teams), NULL);
     pthread_mutex_lock(&split_lock);
     split_teams[t - split_teams].live = false;
     pthread_mutex_unlock(&split_lock);

@@ -23,7 +23,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 6
+#define USHMEM_DEVICE_STATE_VERSION 7
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -44,6 +44,15 @@ struct ushmem_device_peer {
 };
 
 #define USHMEM_DEVICE_NEAR_PES 16
+
+/* Teams by their ids (shmemx_team_id: 0 the world, 1 shared, 2 node,
+ * USHMEMX_TEAM_ID_SPLIT and up the split ones), as this PE knows them:
+ * the world PEs start + i * stride for i < size, this PE being member
+ * my_index. A size of 0: no live team of that id on this PE. */
+#define USHMEM_DEVICE_TEAMS 261
+struct ushmem_device_team {
+    int32_t start, stride, size, my_index;
+};
 
 struct ushmem_device_state {
     uint32_t version; /* USHMEM_DEVICE_STATE_VERSION once filled; 0 before init */
@@ -87,6 +96,16 @@ struct ushmem_device_state {
     /* PEs 0 .. USHMEM_DEVICE_NEAR_PES - 1 again, as in peers: a GPU reads
      * them from its constant cache instead of global memory. */
     struct ushmem_device_peer near[USHMEM_DEVICE_NEAR_PES];
+    /* Of the team table (USHMEM_DEVICE_TEAMS entries, written by the host
+     * when a team is made or destroyed) from the heap's start, and of the
+     * team barriers' words: n_pes flags, flag s set by PE s to its count of
+     * team-barrier signals sent here, then this PE's own counts of the
+     * signals it sent to each PE and received from each. The counts go
+     * by pair, not by team, so that a team's id need not be the same on its
+     * members and a team owns no memory of its own (as the host's team
+     * collectives, barrier.c). 0 before init. */
+    uint64_t teams_offset;
+    uint64_t team_sync_offset;
 };
 
 /* A module of device code (a CUDA translation unit, say) holds its own copy
@@ -127,7 +146,11 @@ USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, ring_tail) == 112
                           "device state layout");
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, near) == 128,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 128 + 16 * USHMEM_DEVICE_NEAR_PES,
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_team) == 16, "device team layout");
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, teams_offset) ==
+                              128 + 16 * USHMEM_DEVICE_NEAR_PES,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 144 + 16 * USHMEM_DEVICE_NEAR_PES,
                           "device state size");
 
 #endif

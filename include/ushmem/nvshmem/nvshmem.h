@@ -7,7 +7,7 @@
  * What maps: setup and queries, the heap, RMA in every typed, sized, _nbi,
  * _warp and _block form, atomics, put-with-signal and nvshmemx_signal_op,
  * waits and tests, quiet and fence, barriers and syncs (device, host, on a
- * stream), teams (host: every team; device: NVSHMEM_TEAM_WORLD),
+ * stream), teams and their queries and collectives on the host and device,
  * collectives on the device, the host and streams, collective launches,
  * cubin modules and the unique-id and MPI start-ups. NVSHMEM's numbers for
  * constants are not kept (programs use the names). What ushmem does not
@@ -59,8 +59,13 @@
 #if defined(__CUDACC__)
 #define USHMEMI_NV_HD static inline __host__ __device__
 #define USHMEMI_NV_DEV static __forceinline__ __device__
+/* Both sides, always inlined where the device's form chooses its road
+ * from an argument the caller usually passes as a constant (a team): the
+ * choice is then made before the optimizer works on the function. */
+#define USHMEMI_NV_HD_FORCE static __forceinline__ __host__ __device__
 #else
 #define USHMEMI_NV_HD static inline
+#define USHMEMI_NV_HD_FORCE static inline
 #endif
 #define USHMEMI_NV_HOST static inline
 #if defined(__CUDA_ARCH__)
@@ -602,16 +607,32 @@ USHMEMI_NV_REFUSE(nvshmemx_team_init,
 
 /* ---- Device helpers ---- */
 #if defined(__CUDACC__)
-/* Device collectives and team queries take NVSHMEM_TEAM_WORLD: anything
- * else ends the kernel after one line naming the call and the team. */
-USHMEMI_NV_DEV void ushmemi_nv_world_only(nvshmem_team_t team, const char *call)
+/* A team id that is not a team of this PE, in a device call: one line
+ * naming the call and the team, and the kernel ends. A function of its
+ * own: inlined at every call that takes a team, the message's arguments
+ * took a kernel calling three of them in a loop from 64 registers to 72. */
+static __device__ __noinline__ void ushmemi_nv_bad_team(nvshmem_team_t team, const char *call)
 {
-    if (team != NVSHMEM_TEAM_WORLD) {
-        printf("ushmem: PE %d: %s on the device with team %d: device calls take "
-               "NVSHMEM_TEAM_WORLD only (the host calls take every team)\n",
-               ushmem_my_pe(), call, (int)team);
-        __trap();
-    }
+    printf("ushmem: PE %d: %s on the device with team %d, which is not a team of this PE "
+           "(destroyed, never made, NVSHMEM_TEAM_INVALID, or a team ushmem does not have)\n",
+           ushmem_my_pe(), call, (int)team);
+    __trap();
+}
+
+/* The team of a device collective: NULL for NVSHMEM_TEAM_WORLD (the
+ * world's own barrier and paths), else the team as this PE knows it
+ * (device.h's team table). */
+USHMEMI_NV_DEV const struct ushmem_device_team *ushmemi_nv_team_of(nvshmem_team_t team,
+                                                                  const char *call)
+{
+    const struct ushmem_device_team *t;
+
+    if (team == NVSHMEM_TEAM_WORLD)
+        return NULL;
+    t = ushmemi_dev_team(ushmemi_dev_state_fresh(), team);
+    if (t == NULL)
+        ushmemi_nv_bad_team(team, call);
+    return t;
 }
 
 /* Bit-for-bit moves between a value and an unsigned word of its size. */
@@ -823,10 +844,11 @@ USHMEMI_NV_DEV void ushmemi_nv_group_barrier(ushmemi_dev_scope scope)
     ushmemi_dev_group_barrier(scope, 1);
 }
 
-/* A reduction over every PE by the threads of `scope` (the team is the
- * world): dest[i] = OP over PEs 0, 1, ... of their source[offset + i], PEs
- * taken in order so that every PE computes the same bits; offset is 0 for
- * reduce and my_pe * nreduce for reducescatter (`scatter`). A barrier
+/* A reduction over every PE by the threads of `scope` (the world; t, when
+ * not NULL, another team: ushmemi_nv_reduce_team): dest[i] = OP over PEs
+ * 0, 1, ... of their source[offset + i], PEs taken in order so that
+ * every PE computes the same bits; offset is 0 for reduce and my_pe *
+ * nreduce for reducescatter (`scatter`). A barrier
  * before (every source is written) and after (no source changes while a
  * peer reads it). Where every PE's heap is mapped and dest is not the
  * source, each thread takes U elements a round from G PEs at once (a
@@ -882,8 +904,9 @@ USHMEMI_NV_DEV void ushmemi_nv_reduce_rounds(const struct ushmem_device_state *s
  * and before writing it. One place that gets and one that meets: each is
  * much inlined code, and a copy of it in each branch took a reduce-scatter
  * called in a loop to 95 registers. */
-template <typename OP, typename T>
+template <typename OP, typename T, bool TEAM>
 USHMEMI_NV_DEV void ushmemi_nv_reduce_any(const struct ushmem_device_state *s,
+                                          const struct ushmem_device_team *t,
                                           ushmemi_dev_scope scope, T *dest, const T *own,
                                           size_t nreduce, int overlap)
 {
@@ -892,21 +915,49 @@ USHMEMI_NV_DEV void ushmemi_nv_reduce_any(const struct ushmem_device_state *s,
     for (size_t base = 0; base < nreduce; base += size) {
         size_t i = base + rank;
         T acc = T();
-        for (int pe = 0; pe < s->n_pes && i < nreduce; pe++) {
+        /* TEAM: team t's members; otherwise (t NULL) the world's PEs,
+         * with the world's code as it was. */
+        for (int m = 0; m < (TEAM ? t->size : s->n_pes) && i < nreduce; m++) {
+            const int pe = TEAM ? ushmemi_dev_team_pe(t, m) : m;
             const T *p = (const T *)ushmemi_dev_mapped(s, own, pe, USHMEM_DEVICE_CLASS_RMA);
             T v = p != NULL ? p[i] : ushmemi_nv_read_far(own, i, pe);
-            acc = pe == 0 ? v : OP::apply(acc, v);
+            acc = m == 0 ? v : OP::apply(acc, v);
         }
-        if (overlap)
+        if (overlap && TEAM)
+            ushmemi_dev_group_team_barrier(scope, t, 1);
+        else if (overlap)
             ushmemi_nv_group_barrier(scope);
         if (i < nreduce)
             dest[i] = acc;
     }
 }
 
+/* The same reduction over a team other than the world, its members in
+ * their order: always one element a thread a round (ushmemi_nv_reduce_any),
+ * between the team's barriers. A function of its own: inlined beside the
+ * world's, it changed how the compiler laid out the world's thread-scope
+ * reductions (20 % more PTX in a kernel that passes NVSHMEM_TEAM_WORLD);
+ * called, the world's code is what it was, instruction for instruction. */
 template <typename OP, typename T>
-USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *source,
-                                     size_t nreduce, int scatter)
+USHMEMI_NV_DEV int ushmemi_nv_reduce_team(ushmemi_dev_scope scope,
+                                          const struct ushmem_device_team *t, T *dest,
+                                          const T *source, size_t nreduce, int scatter)
+{
+    const T *own = source + (scatter ? (size_t)t->my_index * nreduce : 0);
+    const T *end = source + (scatter ? (size_t)t->size * nreduce : nreduce);
+    const int overlap = (const void *)dest < (const void *)end &&
+                        (const void *)source < (const void *)(dest + nreduce);
+
+    ushmemi_dev_group_team_barrier(scope, t, 1);
+    ushmemi_nv_reduce_any<OP, T, true>(ushmemi_dev_state_fresh(), t, scope, dest, own, nreduce,
+                                       overlap);
+    ushmemi_dev_group_team_barrier(scope, t, 1);
+    return 0;
+}
+
+template <typename OP, typename T>
+USHMEMI_NV_DEV int ushmemi_nv_reduce_world(ushmemi_dev_scope scope, T *dest, const T *source,
+                                           size_t nreduce, int scatter)
 {
     const struct ushmem_device_state *s = ushmemi_dev_state();
     /* my_pe read afresh (volatile): shared with the same load in the
@@ -945,10 +996,20 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, T *dest, const T *
         else
             ushmemi_nv_reduce_rounds<OP, T, G, L / G>(s, rank, size, dest, own, nreduce);
     } else {
-        ushmemi_nv_reduce_any<OP, T>(ushmemi_dev_state_fresh(), scope, dest, own, nreduce, overlap);
+        ushmemi_nv_reduce_any<OP, T, false>(ushmemi_dev_state_fresh(), NULL, scope, dest, own,
+                                            nreduce, overlap);
     }
     ushmemi_nv_group_barrier(scope);
     return 0;
+}
+
+template <typename OP, typename T>
+USHMEMI_NV_DEV int ushmemi_nv_reduce(ushmemi_dev_scope scope, const struct ushmem_device_team *t,
+                                     T *dest, const T *source, size_t nreduce, int scatter)
+{
+    if (t != NULL)
+        return ushmemi_nv_reduce_team<OP, T>(scope, t, dest, source, nreduce, scatter);
+    return ushmemi_nv_reduce_world<OP, T>(scope, dest, source, nreduce, scatter);
 }
 #endif /* __CUDACC__ */
 
@@ -1694,11 +1755,14 @@ USHMEMI_NV_HD void nvshmem_sync_all(void)
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_barrier(nvshmem_team_t team)
+USHMEMI_NV_HD_FORCE int nvshmem_barrier(nvshmem_team_t team)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_barrier");
-    ushmem_barrier_all();
+    const struct ushmem_device_team *t = ushmemi_nv_team_of(team, "nvshmem_barrier");
+    if (t == NULL)
+        ushmem_barrier_all();
+    else
+        ushmemi_dev_team_barrier(t, 1);
     return 0;
 #else
     shmem_team_t t = ushmemi_nv_team(team);
@@ -1709,18 +1773,21 @@ USHMEMI_NV_HD int nvshmem_barrier(nvshmem_team_t team)
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_team_sync(nvshmem_team_t team)
+USHMEMI_NV_HD_FORCE int nvshmem_team_sync(nvshmem_team_t team)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_team_sync");
-    ushmem_sync_all();
+    const struct ushmem_device_team *t = ushmemi_nv_team_of(team, "nvshmem_team_sync");
+    if (t == NULL)
+        ushmem_sync_all();
+    else
+        ushmemi_dev_team_barrier(t, 0);
     return 0;
 #else
     return shmem_team_sync(ushmemi_nv_team(team));
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_sync(nvshmem_team_t team)
+USHMEMI_NV_HD_FORCE int nvshmem_sync(nvshmem_team_t team)
 {
     return nvshmem_team_sync(team);
 }
@@ -1737,14 +1804,14 @@ USHMEMI_NV_HD int nvshmem_sync(nvshmem_team_t team)
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_barrier##SUFFIX(nvshmem_team_t team)                       \
     {                                                                                      \
-        ushmemi_nv_world_only(team, "nvshmemx_barrier" #SUFFIX);                           \
-        ushmemi_dev_group_barrier(SCOPE, 1);                                               \
+        ushmemi_dev_group_team_barrier(                                                    \
+            SCOPE, ushmemi_nv_team_of(team, "nvshmemx_barrier" #SUFFIX), 1);                \
         return 0;                                                                          \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_team_sync##SUFFIX(nvshmem_team_t team)                     \
     {                                                                                      \
-        ushmemi_nv_world_only(team, "nvshmemx_team_sync" #SUFFIX);                         \
-        ushmemi_dev_group_barrier(SCOPE, 0);                                               \
+        ushmemi_dev_group_team_barrier(                                                    \
+            SCOPE, ushmemi_nv_team_of(team, "nvshmemx_team_sync" #SUFFIX), 0);              \
         return 0;                                                                          \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_sync##SUFFIX(nvshmem_team_t team)                          \
@@ -1765,35 +1832,31 @@ USHMEMI_NV_GROUP_SCOPES(USHMEMI_NV_SYNC_GROUP)
 
 /* ---- Team queries ---- */
 
-USHMEMI_NV_HD int nvshmem_team_my_pe(nvshmem_team_t team)
+USHMEMI_NV_HD_FORCE int nvshmem_team_my_pe(nvshmem_team_t team)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_team_my_pe");
-    return ushmem_my_pe();
+    return ushmem_team_my_pe(team);
 #else
     shmem_team_t t = ushmemi_nv_team(team);
     return t == SHMEM_TEAM_INVALID ? -1 : shmem_team_my_pe(t);
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_team_n_pes(nvshmem_team_t team)
+USHMEMI_NV_HD_FORCE int nvshmem_team_n_pes(nvshmem_team_t team)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_team_n_pes");
-    return ushmem_n_pes();
+    return ushmem_team_n_pes(team);
 #else
     shmem_team_t t = ushmemi_nv_team(team);
     return t == SHMEM_TEAM_INVALID ? -1 : shmem_team_n_pes(t);
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe,
-                                            nvshmem_team_t dest_team)
+USHMEMI_NV_HD_FORCE int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe,
+                                                  nvshmem_team_t dest_team)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(src_team, "nvshmem_team_translate_pe");
-    ushmemi_nv_world_only(dest_team, "nvshmem_team_translate_pe");
-    return src_pe >= 0 && src_pe < ushmem_n_pes() ? src_pe : -1;
+    return ushmem_team_translate_pe(src_team, src_pe, dest_team);
 #else
     shmem_team_t s = ushmemi_nv_team(src_team), d = ushmemi_nv_team(dest_team);
     if (s == SHMEM_TEAM_INVALID || d == SHMEM_TEAM_INVALID)
@@ -1804,37 +1867,37 @@ USHMEMI_NV_HD int nvshmem_team_translate_pe(nvshmem_team_t src_team, int src_pe,
 
 /* ---- Collectives ---- */
 
-/* Host: ushmem's team collectives; device: the world's. */
-USHMEMI_NV_HD int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *src,
-                                      size_t nbytes)
+/* Host: ushmem's team collectives; device: the device's, on any team. */
+USHMEMI_NV_HD_FORCE int nvshmem_alltoallmem(nvshmem_team_t team, void *dest, const void *src,
+                                            size_t nbytes)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_alltoallmem");
-    ushmemi_dev_alltoall(dest, src, nbytes, USHMEMI_DEV_THREAD);
+    ushmemi_dev_alltoall_on(ushmemi_nv_team_of(team, "nvshmem_alltoallmem"), dest, src, nbytes,
+                            USHMEMI_DEV_THREAD);
     return 0;
 #else
     return shmem_alltoallmem(ushmemi_nv_team(team), dest, src, nbytes);
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *src,
-                                       size_t nbytes, int pe_root)
+USHMEMI_NV_HD_FORCE int nvshmem_broadcastmem(nvshmem_team_t team, void *dest, const void *src,
+                                             size_t nbytes, int pe_root)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_broadcastmem");
-    ushmemi_dev_broadcast(dest, src, nbytes, pe_root, USHMEMI_DEV_THREAD);
+    ushmemi_dev_broadcast_on(ushmemi_nv_team_of(team, "nvshmem_broadcastmem"), dest, src,
+                             nbytes, pe_root, USHMEMI_DEV_THREAD);
     return 0;
 #else
     return shmem_broadcastmem(ushmemi_nv_team(team), dest, src, nbytes, pe_root);
 #endif
 }
 
-USHMEMI_NV_HD int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *src,
-                                      size_t nbytes)
+USHMEMI_NV_HD_FORCE int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const void *src,
+                                            size_t nbytes)
 {
 #if USHMEMI_NV_ON_DEVICE
-    ushmemi_nv_world_only(team, "nvshmem_fcollectmem");
-    ushmemi_dev_fcollect(dest, src, nbytes, USHMEMI_DEV_THREAD);
+    ushmemi_dev_fcollect_on(ushmemi_nv_team_of(team, "nvshmem_fcollectmem"), dest, src, nbytes,
+                            USHMEMI_DEV_THREAD);
     return 0;
 #else
     return shmem_fcollectmem(ushmemi_nv_team(team), dest, src, nbytes);
@@ -1842,18 +1905,19 @@ USHMEMI_NV_HD int nvshmem_fcollectmem(nvshmem_team_t team, void *dest, const voi
 }
 
 #define USHMEMI_NV_COLL_TYPED(NAME, T)                                                     \
-    USHMEMI_NV_HD int nvshmem_##NAME##_alltoall(nvshmem_team_t team, T *dest, const T *src, \
-                                                size_t nelems)                             \
+    USHMEMI_NV_HD_FORCE int nvshmem_##NAME##_alltoall(nvshmem_team_t team, T *dest,        \
+                                                      const T *src, size_t nelems)         \
     {                                                                                      \
         return nvshmem_alltoallmem(team, dest, src, nelems * sizeof(T));                   \
     }                                                                                      \
-    USHMEMI_NV_HD int nvshmem_##NAME##_broadcast(nvshmem_team_t team, T *dest, const T *src, \
-                                                 size_t nelems, int pe_root)               \
+    USHMEMI_NV_HD_FORCE int nvshmem_##NAME##_broadcast(nvshmem_team_t team, T *dest,       \
+                                                       const T *src, size_t nelems,        \
+                                                       int pe_root)                        \
     {                                                                                      \
         return nvshmem_broadcastmem(team, dest, src, nelems * sizeof(T), pe_root);         \
     }                                                                                      \
-    USHMEMI_NV_HD int nvshmem_##NAME##_fcollect(nvshmem_team_t team, T *dest, const T *src, \
-                                                size_t nelems)                             \
+    USHMEMI_NV_HD_FORCE int nvshmem_##NAME##_fcollect(nvshmem_team_t team, T *dest,        \
+                                                      const T *src, size_t nelems)         \
     {                                                                                      \
         return nvshmem_fcollectmem(team, dest, src, nelems * sizeof(T));                   \
     }
@@ -1865,23 +1929,23 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_COLL_TYPED)
     USHMEMI_NV_DEV int nvshmemx_alltoallmem##SUFFIX(nvshmem_team_t team, void *dest,       \
                                                     const void *src, size_t nbytes)        \
     {                                                                                      \
-        ushmemi_nv_world_only(team, "nvshmemx_alltoallmem" #SUFFIX);                       \
-        ushmemi_dev_alltoall(dest, src, nbytes, SCOPE);                                     \
+        ushmemi_dev_alltoall_on(ushmemi_nv_team_of(team, "nvshmemx_alltoallmem" #SUFFIX),  \
+                                dest, src, nbytes, SCOPE);                                 \
         return 0;                                                                          \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_broadcastmem##SUFFIX(nvshmem_team_t team, void *dest,      \
                                                      const void *src, size_t nbytes,       \
                                                      int pe_root)                          \
     {                                                                                      \
-        ushmemi_nv_world_only(team, "nvshmemx_broadcastmem" #SUFFIX);                      \
-        ushmemi_dev_broadcast(dest, src, nbytes, pe_root, SCOPE);                           \
+        ushmemi_dev_broadcast_on(ushmemi_nv_team_of(team, "nvshmemx_broadcastmem" #SUFFIX), \
+                                 dest, src, nbytes, pe_root, SCOPE);                       \
         return 0;                                                                          \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_fcollectmem##SUFFIX(nvshmem_team_t team, void *dest,       \
                                                     const void *src, size_t nbytes)        \
     {                                                                                      \
-        ushmemi_nv_world_only(team, "nvshmemx_fcollectmem" #SUFFIX);                       \
-        ushmemi_dev_fcollect(dest, src, nbytes, SCOPE);                                     \
+        ushmemi_dev_fcollect_on(ushmemi_nv_team_of(team, "nvshmemx_fcollectmem" #SUFFIX),  \
+                                dest, src, nbytes, SCOPE);                                 \
         return 0;                                                                          \
     }
 USHMEMI_NV_GROUP_SCOPES(USHMEMI_NV_COLL_GROUP)
@@ -1917,8 +1981,11 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_COLL_GROUP_TYPED)
         nvshmem_team_t team, T *dest, const T *source, size_t n, ushmemi_dev_scope scope,  \
         int scatter, const char *call)                                                     \
     {                                                                                      \
-        ushmemi_nv_world_only(team, call);                                                 \
-        return ushmemi_nv_reduce<ushmemi_nv_op<OP>, T>(scope, dest, source, n, scatter);   \
+        if (team == NVSHMEM_TEAM_WORLD)                                                    \
+            return ushmemi_nv_reduce_world<ushmemi_nv_op<OP>, T>(scope, dest, source, n,    \
+                                                                 scatter);                 \
+        return ushmemi_nv_reduce_team<ushmemi_nv_op<OP>, T>(                               \
+            scope, ushmemi_nv_team_of(team, call), dest, source, n, scatter);              \
     }                                                                                      \
     USHMEMI_NV_DEV int nvshmemx_##NAME##_##OPNAME##_reduce_warp(nvshmem_team_t team,       \
                                                                 T *dest, const T *source,  \
@@ -1978,8 +2045,8 @@ USHMEMI_NV_RMA_TYPES(USHMEMI_NV_COLL_GROUP_TYPED)
 #if defined(__CUDACC__)
 #define USHMEMI_NV_RED_HD(NAME, T, OP, OPNAME, HOSTCALL)                                   \
     USHMEMI_NV_RED_DEVICE(NAME, T, OP, OPNAME)                                             \
-    USHMEMI_NV_HD int nvshmem_##NAME##_##OPNAME##_reduce(nvshmem_team_t team, T *dest,     \
-                                                         const T *source, size_t nreduce)  \
+    USHMEMI_NV_HD_FORCE int nvshmem_##NAME##_##OPNAME##_reduce(                            \
+        nvshmem_team_t team, T *dest, const T *source, size_t nreduce)                     \
     {                                                                                      \
         USHMEMI_NV_RED_THREAD_BODY(NAME, OPNAME, HOSTCALL);                                \
     }
@@ -2021,8 +2088,9 @@ USHMEMI_NV_HALF_TYPES(USHMEMI_NV_RED_HALF)
     USHMEMI_NV_DEV int nvshmemx_double2_maxloc_reduce##SUFFIX(                             \
         nvshmem_team_t team, double2 *dest, const double2 *source, size_t nreduce)         \
     {                                                                                      \
-        ushmemi_nv_world_only(team, "nvshmemx_double2_maxloc_reduce" #SUFFIX);             \
-        return ushmemi_nv_reduce<ushmemi_nv_maxloc, double2>(SCOPE, dest, source, nreduce, 0); \
+        return ushmemi_nv_reduce<ushmemi_nv_maxloc, double2>(                              \
+            SCOPE, ushmemi_nv_team_of(team, "nvshmemx_double2_maxloc_reduce" #SUFFIX), dest, \
+            source, nreduce, 0);                                                           \
     }
 USHMEMI_NV_MAXLOC(_warp, USHMEMI_DEV_WARP)
 USHMEMI_NV_MAXLOC(_block, USHMEMI_DEV_BLOCK)
@@ -2030,9 +2098,9 @@ USHMEMI_NV_MAXLOC(_block, USHMEMI_DEV_BLOCK)
 USHMEMI_NV_DEV int nvshmem_double2_maxloc_reduce(nvshmem_team_t team, double2 *dest,
                                                  const double2 *source, size_t nreduce)
 {
-    ushmemi_nv_world_only(team, "nvshmem_double2_maxloc_reduce");
-    return ushmemi_nv_reduce<ushmemi_nv_maxloc, double2>(USHMEMI_DEV_THREAD, dest, source,
-                                                         nreduce, 0);
+    return ushmemi_nv_reduce<ushmemi_nv_maxloc, double2>(
+        USHMEMI_DEV_THREAD, ushmemi_nv_team_of(team, "nvshmem_double2_maxloc_reduce"), dest,
+        source, nreduce, 0);
 }
 #endif
 

@@ -19,20 +19,7 @@
 
 static int me, npes;
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "PE %d: ", me);                                                \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fprintf(stderr, "\n");                                                         \
-            nvshmem_global_exit(1);                                                        \
-        }                                                                                  \
-    } while (0)
-#define CUDA_CHECK(call)                                                                   \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                 \
-    } while (0)
+#include "nv_check.h"
 
 /* Each block puts its chunk `iters` times, as NVSHMEM's shmem_put_bw does. */
 __global__ void put_block_loop(double *dst, const double *src, size_t chunk, int iters, int pe)

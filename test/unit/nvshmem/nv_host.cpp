@@ -16,15 +16,7 @@
 
 static int me, npes;
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "PE %d: ", me);                                                \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fprintf(stderr, "\n");                                                         \
-            nvshmem_global_exit(1);                                                        \
-        }                                                                                  \
-    } while (0)
+#include "nv_check.h"
 
 static void setup(void)
 {

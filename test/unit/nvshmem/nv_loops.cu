@@ -6,7 +6,8 @@
  * types at thread, warp and block scope; alltoall, broadcast and fcollect
  * at warp and block scope; three collectives behind each other at each
  * scope; barriers and syncs, puts and gets, signals, atomics, waits and
- * tests, quiet and fence, and a block mixing several. */
+ * tests, quiet and fence, and a block mixing several; the collectives,
+ * barriers and queries again with the team a kernel argument. */
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -103,3 +104,34 @@ PT(quiet_b, nvshmemx_long_put_nbi_block(d, s, n, pe); nvshmemx_quiet_block())
 PT(ptr_store, long *q = (long *)nvshmem_ptr(d, pe); if (q != NULL) q[i] = i)
 PT(mixed_b, nvshmemx_long_put_signal_nbi_block(d, s, n, sig, 1, NVSHMEM_SIGNAL_ADD, pe);
    nvshmemx_long_get_block(d + n, s, n, pe); nvshmemx_barrier_all_block())
+
+/* The team a kernel argument, as programs pass a split team: the world's
+ * paths and the other teams' are both in the kernel. */
+#define TEAM(NAME, T, CALL)                                                                \
+    __global__ void NAME(nvshmem_team_t team, T *dest, const T *source, size_t n,         \
+                         int iters)                                                        \
+    {                                                                                      \
+        for (int i = 0; i < iters; i++) {                                                  \
+            CALL;                                                                          \
+        }                                                                                  \
+    }
+TEAM(team_int_sum_t, int, nvshmem_int_sum_reduce(team, dest, source, n))
+TEAM(team_int_sum_w, int, nvshmemx_int_sum_reduce_warp(team, dest, source, n))
+TEAM(team_double_sum_b, double, nvshmemx_double_sum_reduce_block(team, dest, source, n))
+TEAM(team_half_max_b, half, nvshmemx_half_max_reduce_block(team, dest, source, n))
+TEAM(team_int_rs_t, int, nvshmem_int_sum_reducescatter(team, dest, source, n))
+TEAM(team_ll_rs_b, long long, nvshmemx_longlong_sum_reducescatter_block(team, dest, source, n))
+TEAM(team_maxloc_w, double2, nvshmemx_double2_maxloc_reduce_warp(team, dest, source, n))
+TEAM(team_alltoall_t, int, nvshmem_int_alltoall(team, dest, source, n))
+TEAM(team_alltoall_b, int, nvshmemx_int_alltoall_block(team, dest, source, n))
+TEAM(team_bcast_w, double, nvshmemx_double_broadcast_warp(team, dest, source, n, 0))
+TEAM(team_fcollect_b, long, nvshmemx_long_fcollect_block(team, dest, source, n))
+TEAM(team_barrier_t, long, nvshmem_barrier(team))
+TEAM(team_sync_t, long, nvshmem_team_sync(team))
+TEAM(team_barrier_b, long, nvshmemx_barrier_block(team))
+TEAM(team_sync_w_arg, long, nvshmemx_team_sync_warp(team))
+TEAM(team_query, long,
+     dest[i] = nvshmem_team_my_pe(team) + nvshmem_team_n_pes(team) +
+               nvshmem_team_translate_pe(team, i, NVSHMEM_TEAM_WORLD))
+TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
+     nvshmemx_long_sum_reduce_block(team, dest + n, source, n); nvshmemx_barrier_block(team))

@@ -124,3 +124,21 @@ __kernel void sync_and_coll(__global char *dest, __global char *src, ulong n,
     out[4] = ushmem_broadcastmem(dest, src, n, 0);
     out[5] = ushmem_fcollectmem(dest, src, n);
 }
+
+/* The same on a team the host made, by its id. */
+__kernel void team_calls(__global char *dest, __global char *src, ulong n, int team,
+                         __global int *out)
+{
+    out[0] = ushmem_team_my_pe(team);
+    out[1] = ushmem_team_n_pes(team);
+    out[2] = ushmem_team_translate_pe(team, 0, 0);
+    out[3] = ushmem_team_sync(team);
+    out[4] = ushmemx_team_barrier(team);
+    out[5] = ushmemx_team_sync_block(team);
+    out[6] = ushmemx_team_alltoallmem(team, dest, src, n);
+    out[7] = ushmemx_team_broadcastmem(team, dest, src, n, 0);
+    out[8] = ushmemx_team_fcollectmem(team, dest, src, n);
+    out[9] = ushmemx_team_alltoallmem_block(team, dest, src, n);
+    out[10] = ushmemx_team_broadcastmem_block(team, dest, src, n, 0);
+    out[11] = ushmemx_team_fcollectmem_block(team, dest, src, n);
+}
