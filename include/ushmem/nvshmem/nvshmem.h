@@ -610,13 +610,14 @@ USHMEMI_NV_REFUSE(nvshmemx_team_init,
 /* A team id that is not a team of this PE, in a device call: one line
  * naming the call and the team, and the kernel ends. A function of its
  * own: inlined at every call that takes a team, the message's arguments
- * took a kernel calling three of them in a loop from 64 registers to 72. */
+ * took a kernel calling three of them in a loop from 64 registers to 72
+ * (and declared noreturn, to 70). */
 static __device__ __noinline__ void ushmemi_nv_bad_team(nvshmem_team_t team, const char *call)
 {
     printf("ushmem: PE %d: %s on the device with team %d, which is not a team of this PE "
            "(destroyed, never made, NVSHMEM_TEAM_INVALID, or a team ushmem does not have)\n",
            ushmem_my_pe(), call, (int)team);
-    __trap();
+    __trap(); /* ends the kernel: the caller never sees NULL for a team */
 }
 
 /* The team of a device collective: NULL for NVSHMEM_TEAM_WORLD (the

@@ -7,11 +7,12 @@
  * (alltoallmem, broadcastmem from the last member, fcollectmem, by one
  * thread and, where one thread is a block, by the _block forms) and
  * checks what it received. Team barriers on overlapping teams, one after
- * the other and between world barriers, must not let a member leave
- * early; a team made after some PEs made one more team than others has
- * different ids on its members and still meets; teams made and destroyed
- * many more times than the table holds keep working. Ids that are not
- * teams give -1 and move nothing. */
+ * the other and between world barriers, and then back to back in an
+ * order drawn the same on every PE with no other barrier between them,
+ * must not let a member leave early; teams whose ids differ between their
+ * members meet; teams made and destroyed many more times than the table
+ * holds, and as many alive at once as it holds, keep working. Ids that
+ * are not teams give -1 and move nothing. */
 #include <shmem.h>
 #include <shmemx.h>
 #include <stdint.h>
@@ -31,6 +32,11 @@ static int me, npes;
 static long *src, *dst;  /* symmetric: [npes * N] */
 static long *arrivals;   /* symmetric: adds from the members of the barrier under test */
 static long *after;      /* symmetric: a put from the member before, made before the barrier */
+static long *counts;     /* symmetric: [MAXTEAMS] adds from the members of each team */
+static int *ids;         /* symmetric: [npes] PE 0 gathers every PE's id of one team */
+#define MAXTEAMS 16
+#define STEPS 400 /* of the interleaved schedule */
+#define ALIVE 240 /* teams alive at once, with the others: the table holds 255 */
 
 static long value(int world_pe, int i)
 {
@@ -143,6 +149,70 @@ static void barrier_round(shmem_team_t team, int id, const char *what, long roun
               "want %ld", what, round, *after, round * 1000 + prev);
 }
 
+/* Barriers on the teams back to back, in an order drawn from a seed all
+ * PEs share (a team's non-members skip its steps), with the world's
+ * device barrier among them and nothing else between: a PE may enter the
+ * next team's barrier while a peer is still leaving the last one. Before
+ * each, every member adds one to every member's count for that team;
+ * after it, this PE's count holds at least every add of that round. */
+static void interleaved(const shmem_team_t *teams, int nteams)
+{
+    unsigned seed = 2026u, skew = 17u * (unsigned)me + 1u;
+    long rounds[MAXTEAMS] = {0};
+
+    for (int step = 0; step < STEPS; step++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 16) % (unsigned)(nteams + 1));
+        if (k == nteams) { /* the world's own barrier */
+            if ((seed >> 8) & 1)
+                ushmem_barrier_all();
+            else
+                ushmem_sync_all();
+            continue;
+        }
+        if (teams[k] == SHMEM_TEAM_INVALID)
+            continue;
+        int id = shmemx_team_id(teams[k]), size = shmem_team_n_pes(teams[k]);
+        skew = skew * 1103515245u + 12345u;
+        if ((skew >> 16) % 5 == 0)
+            usleep((skew >> 20) % 200);
+        for (int j = 0; j < size; j++)
+            ushmem_long_atomic_add(&counts[k], 1,
+                                   shmem_team_translate_pe(teams[k], j, SHMEM_TEAM_WORLD));
+        rounds[k]++;
+        MPE_CHECK(ushmemx_team_barrier(id) == 0, "step %d: barrier on id %d failed", step, id);
+        long got = ushmem_long_atomic_fetch(&counts[k], me);
+        MPE_CHECK(got >= rounds[k] * size, "step %d: team %d (id %d) left with %ld adds, want at "
+                  "least %ld", step, k, id, got, rounds[k] * size);
+    }
+}
+
+/* As many teams alive at once as the table holds besides those the
+ * program keeps: the last id answers on the device, and a barrier on it
+ * meets. */
+static void many_alive(void)
+{
+    static shmem_team_t alive[ALIVE];
+    int made = 0;
+
+    for (int i = 0; i < ALIVE; i++) {
+        alive[i] = SHMEM_TEAM_INVALID;
+        if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &alive[i]) != 0)
+            break;
+        made++;
+    }
+    MPE_CHECK(made == ALIVE, "only %d teams of %d could be made", made, ALIVE);
+    int top = shmemx_team_id(alive[ALIVE - 1]);
+    MPE_CHECK(ushmem_team_n_pes(top) == npes && ushmem_team_my_pe(top) == me,
+              "id %d, the last team made: device says %d of %d", top, ushmem_team_my_pe(top),
+              ushmem_team_n_pes(top));
+    barrier_round(alive[ALIVE - 1], top, "the last of many teams", 1);
+    barrier_round(alive[0], shmemx_team_id(alive[0]), "the first of many teams", 2);
+    for (int i = ALIVE - 1; i >= 0; i--)
+        shmem_team_destroy(alive[i]);
+    MPE_CHECK(ushmem_team_n_pes(top) == -1, "id %d answers after its team was destroyed", top);
+}
+
 int main(void)
 {
     shmem_init();
@@ -152,7 +222,9 @@ int main(void)
     dst = shmem_malloc((size_t)npes * N * sizeof(long));
     arrivals = shmem_calloc(1, sizeof(long));
     after = shmem_calloc(1, sizeof(long));
-    MPE_CHECK(src && dst && arrivals && after, "allocation failed");
+    counts = shmem_calloc(MAXTEAMS, sizeof(long));
+    ids = shmem_calloc((size_t)npes, sizeof(int));
+    MPE_CHECK(src && dst && arrivals && after && counts && ids, "allocation failed");
 
     /* The teams: each PE keeps those it belongs to. */
     shmem_team_t even = SHMEM_TEAM_INVALID, reversed = SHMEM_TEAM_INVALID;
@@ -179,8 +251,17 @@ int main(void)
         int id = shmemx_team_id(teams[k].team);
         queries(teams[k].team, id, teams[k].what);
     }
+    /* The reversed team's id differs between members: the PEs outside
+     * the even team made one team fewer before it. */
+    shmem_int_p(&ids[me], shmemx_team_id(reversed), 0);
+    shmem_barrier_all();
+    if (me == 0 && npes > 1)
+        MPE_CHECK(ids[0] != ids[1], "the reversed team has id %d on PE 0 and on PE 1: the test "
+                  "means ids that differ", ids[0]);
+
     /* Not teams of this PE: no live team, out of range, NVSHMEM's
      * SAME_MYPE_NODE (which ushmem does not make). */
+    fill();
     int bad[] = {-1, 3, 5, USHMEM_DEVICE_TEAMS - 1, USHMEM_DEVICE_TEAMS, 1 << 20};
     for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
         MPE_CHECK(ushmem_team_my_pe(bad[b]) == -1 && ushmem_team_n_pes(bad[b]) == -1 &&
@@ -196,6 +277,8 @@ int main(void)
     MPE_CHECK(ushmemx_team_broadcastmem(0, dst, src, 8, npes) == -1 &&
                   ushmemx_team_broadcastmem(0, dst, src, 8, -1) == -1,
               "a broadcast from a root outside the world did not return -1");
+    for (int i = 0; i < npes * N; i++)
+        MPE_CHECK(dst[i] == -1, "element %d moved by a call that returned -1: %ld", i, dst[i]);
 
     /* Every collective on every team, one team after the other: each PE
      * takes part in the teams it belongs to, in the same order. */
@@ -220,6 +303,12 @@ int main(void)
                 ushmem_sync_all();
         }
     }
+
+    shmem_team_t sched[] = {even,
+                            reversed, row, col, last, SHMEM_TEAM_SHARED};
+    shmem_barrier_all();
+    interleaved(sched, (int)(sizeof(sched) / sizeof(sched[0])));
+    shmem_barrier_all();
 
     /* A team whose id differs between its members: the odd PEs made no
      * team of the even PEs, so they number the next one differently. */
@@ -253,11 +342,15 @@ int main(void)
         shmem_barrier_all();
     }
 
+    many_alive();
+
     shmem_team_destroy(last);
     shmem_team_destroy(col);
     shmem_team_destroy(row);
     shmem_team_destroy(reversed);
     shmem_team_destroy(even);
+    shmem_free(ids);
+    shmem_free(counts);
     shmem_free(after);
     shmem_free(arrivals);
     shmem_free(dst);
