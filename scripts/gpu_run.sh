@@ -311,10 +311,12 @@ fi # host
 if want device; then
     section "device API in CUDA kernels (test/unit/cuda)"
     if [ $have_check = 1 ] && [ -x "$build/test/unit/cuda/cu_device_api" ]; then
-        # CUDA_TESTS: names of the tests to run instead of the whole suite.
+        # CUDA_TESTS: names of the tests to run instead of the whole suite;
+        # CUDA_TESTS_TIMEOUT: seconds for them (420: on one GPU the proxy runs
+        # of nv_device and nv_team take 40-50 s each, two PEs time-sliced).
         say "\$ meson test -C $build ${CUDA_TESTS:---suite cuda} --no-rebuild > cuda_tests.txt"
         # shellcheck disable=SC2086
-        timeout "${CUDA_TESTS_TIMEOUT:-300}" $meson test -C "$build" ${CUDA_TESTS:---suite cuda} \
+        timeout "${CUDA_TESTS_TIMEOUT:-420}" $meson test -C "$build" ${CUDA_TESTS:---suite cuda} \
             --print-errorlogs --no-rebuild >"$logs/cuda_tests.txt" 2>&1
         tee -a "$log" <"$logs/cuda_tests.txt" | grep -E '^ *[0-9]+/[0-9]+ ' | tee -a "$log"
         # meson prints "ushmem:cuda / NAME RESULT" or, newer, "cuda - ushmem:NAME RESULT".
