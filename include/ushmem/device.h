@@ -1383,16 +1383,6 @@ USHMEM_DEVICE_FN int ushmemx_team_barrier(int team)
  * in every thread before the meeting cost a block of 1024 threads 1024
  * system fences per call (NVSHMEM's shmem sync_latency, block scope). */
 USHMEMI_DEV_SCOPED
-USHMEM_DEVICE_FN void ushmemi_dev_group_barrier(ushmemi_dev_scope scope, int complete)
-{
-    ushmemi_dev_group_sync(scope);
-    if (ushmemi_dev_group_rank(scope) == 0)
-        ushmemi_dev_barrier(complete);
-    ushmemi_dev_group_sync(scope);
-}
-
-/* The same on team t; NULL: the world's. */
-USHMEMI_DEV_SCOPED
 USHMEM_DEVICE_FN void ushmemi_dev_group_team_barrier(ushmemi_dev_scope scope,
                                                      const struct ushmem_device_team *t,
                                                      int complete)
@@ -1405,6 +1395,13 @@ USHMEM_DEVICE_FN void ushmemi_dev_group_team_barrier(ushmemi_dev_scope scope,
             ushmemi_dev_team_barrier(t, complete);
     }
     ushmemi_dev_group_sync(scope);
+}
+
+/* The world's (team NULL). */
+USHMEMI_DEV_SCOPED
+USHMEM_DEVICE_FN void ushmemi_dev_group_barrier(ushmemi_dev_scope scope, int complete)
+{
+    ushmemi_dev_group_team_barrier(scope, NULL, complete);
 }
 
 /* The members of team t (NULL: the world) as the collectives walk them:
