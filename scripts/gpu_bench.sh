@@ -405,6 +405,21 @@ if want proxy && [ $have_ushmem = 1 ]; then
             say "build of proxy_floor failed: see build_proxy_floor.log"
         fi
     fi
+    # What sleeps between two GPUs after idle, with no library
+    # (test/perf/cuda/link_idle): one op from GPU 0 into GPU 1 after T ms,
+    # alone and with each keeper running meanwhile.
+    if [ "$ngpus" -ge 2 ]; then
+        exe=$bin/link_idle
+        printf '%s\n' "nvcc -O3 -arch=sm_90 -o $exe test/perf/cuda/link_idle.cu" >>"$cmdlog"
+        if timeout 240 nvcc -O3 -arch=sm_90 -o "$exe" test/perf/cuda/link_idle.cu \
+            >"$out/build_link_idle.log" 2>&1; then
+            run_to "$out/link_idle_raw.txt" 150 "$exe" --idle-ms "${LINK_IDLE_MS:-0,10,30,100,300}" ||
+                say "link_idle exited $?: see link_idle_raw.txt"
+            to_csv "$out/link_idle_raw.txt" link_idle raw
+        else
+            say "build of link_idle failed: see build_link_idle.log"
+        fi
+    fi
 fi
 # ushmem over libfabric with FI_HMEM: every peer as if on another node, the
 # heap registered as CUDA memory with the shm provider, device calls through
@@ -870,6 +885,28 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
                     done
                     printf '%-10s | %-13s | %8s | %8s | %8s | %8s\n' "$op" \
                         "$(sed 's/-hostidle//; s/ushmem-//' <<<"$road")" "${vals[@]}"
+                done
+            done
+        fi
+        if [ -f "$csvdir/link_idle_raw.csv" ]; then
+            say ""
+            say "No library (link_idle): one op from GPU 0 into GPU 1 after the host slept T," \
+                "median, us; keeper: what ran meanwhile, every ms (link: an 8-byte copy-engine" \
+                "copy into GPU 1; kernel0: a kernel on GPU 0 storing into GPU 1; gpu1, gpu0: a" \
+                "kernel on that GPU touching its own memory; host: the host spinning, no GPU work)."
+            lts=$(awk -F, '/^fadd_none_[0-9]+,/ { sub("fadd_none_", "", $1); printf "%s ", $1 }' \
+                "$csvdir/link_idle_raw.csv")
+            printf '%-7s | %-8s' op keeper
+            for t in $lts; do printf ' | %7s' "${t}ms"; done
+            printf '\n'
+            for op in fadd store load local; do
+                for kp in none link kernel0 gpu1 gpu0 host; do
+                    printf '%-7s | %-8s' $op $kp
+                    for t in $lts; do
+                        v=$(val link_idle raw "${op}_${kp}_$t")
+                        printf ' | %7s' "${v:--}"
+                    done
+                    printf '\n'
                 done
             done
         fi

@@ -50,7 +50,7 @@
  *                   other PE's flag here
  *
  *   dev_latency [--op LIST] [--iters N] [--warmup N] [--reps R]
- *               [--idle-us LIST [--idle-reps N] [--idle-how sleep|compute]]
+ *               [--idle-us LIST [--idle-reps N] [--idle-how sleep|compute|spin]]
  *               [--idle-cpu SECONDS]
  *
  * --reps times every op R times (each from zeroed words, with its warm-up)
@@ -69,7 +69,11 @@
  * of sleeping, PE 0 queues a one-thread kernel that spins T on the GPU
  * before the op's kernel on the same stream (a compute phase, then a
  * request: the GPU busy, only the library's helpers idle); the rows are then
- * "<op>_busy<T>".
+ * "<op>_busy<T>". --idle-how spin: PE 0's host spins T instead of sleeping,
+ * its GPU idle (rows "<op>_spin<T>"): with sleep, tells the host's idle
+ * states from the GPU's. The raw ops of --op (raw_p, raw_fadd, raw_signal,
+ * raw_barrier) are timed likewise: what the hardware pays after idle with
+ * no library call.
  *
  * --idle-cpu measures, after the ops, what the process costs while it does
  * nothing: every PE sleeps SECONDS in its main thread, and the CPU time the
@@ -96,7 +100,10 @@
 /* --idle-us: what PE 0 sleeps before launching this op's kernel, in
  * microseconds; 0 outside that mode. */
 static long idle_before_launch_us;
-static int idle_compute; /* --idle-how compute: a spinning kernel instead of a sleep */
+/* --idle-how: PE 0's host sleeps (IDLE_SLEEP), a kernel spins on its GPU
+ * (IDLE_COMPUTE), or its host spins with the GPU idle (IDLE_SPIN). */
+enum { IDLE_SLEEP, IDLE_COMPUTE, IDLE_SPIN };
+static int idle_how;
 
 /* A compute phase: one thread busy for `ns` on the GPU's clock. */
 __global__ void busy_kernel(unsigned long long ns)
@@ -455,8 +462,9 @@ static void usage(FILE *f)
             "  --idle-us LIST  one operation of p, g, fadd, signal(_set), barrier after PE 0 slept\n"
             "                each of these microseconds (up to %d values; 0: back to back)\n"
             "  --idle-reps N launches per op and idle time (default 15, up to %d)\n"
-            "  --idle-how H  sleep (PE 0's host sleeps; default) or compute (a kernel spins\n"
-            "                that long on PE 0's GPU first: rows <op>_busy<T>)\n"
+            "  --idle-how H  sleep (PE 0's host sleeps; default), compute (a kernel spins\n"
+            "                that long on PE 0's GPU first: rows <op>_busy<T>) or spin (PE 0's\n"
+            "                host spins, its GPU idle: rows <op>_spin<T>)\n"
             "  --idle-cpu S  the process's CPU share over S idle seconds at the end\n"
             "  --self        PE 0 targets itself, nobody answers (p, signal: one hop a round;\n"
             "                runs at 1 PE: a PE's requests to itself, e.g. through its proxy)\n",
@@ -524,9 +532,13 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
     bench_barrier_all();
 
     *host_us = 0;
-    if (idle_before_launch_us > 0 && me == 0 && idle_compute) {
+    if (idle_before_launch_us > 0 && me == 0 && idle_how == IDLE_COMPUTE) {
         busy_kernel<<<1, 1, 0, r->stream>>>((unsigned long long)idle_before_launch_us * 1000);
         BENCH_CUDA(cudaGetLastError());
+    } else if (idle_before_launch_us > 0 && me == 0 && idle_how == IDLE_SPIN) {
+        double until = bench_host_seconds() + (double)idle_before_launch_us * 1e-6;
+        while (bench_host_seconds() < until)
+            ;
     } else if (idle_before_launch_us > 0 && me == 0) {
         struct timespec ts = {idle_before_launch_us / 1000000,
                               (idle_before_launch_us % 1000000) * 1000};
@@ -665,15 +677,16 @@ static double cpu_seconds(void)
 static int time_after_idle(struct run *r, const int *want, const long *idle_us, long n_idle,
                            long reps)
 {
-    static const int ops[] = {0 /* p */,  1 /* g */, OP_FADD, 3 /* signal */, OP_SIGNAL_SET,
-                              OP_BARRIER};
+    static const int ops[] = {0 /* p */,   1 /* g */,   OP_FADD,       3 /* signal */,
+                              OP_SIGNAL_SET, OP_BARRIER, 6 /* raw_p */, OP_RAW_FADD,
+                              OP_RAW_SIGNAL, OP_RAW_BARRIER};
     double us[MAX_REPS], host_us;
 
     /* The sleeps are what is asked, not up to the default 50 us later. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     for (size_t j = 0; j < sizeof(ops) / sizeof(ops[0]); j++) {
         int k = ops[j];
-        if (!want[k] || (k != OP_BARRIER && r->npes < 2 && !self_target))
+        if (!want[k] || (k != OP_BARRIER && k != OP_RAW_BARRIER && r->npes < 2 && !self_target))
             continue;
         for (long t = 0; t < n_idle; t++) {
             long bad = 0;
@@ -688,7 +701,10 @@ static int time_after_idle(struct run *r, const int *want, const long *idle_us, 
             }
             if (r->me != 0)
                 continue;
-            const char *tag = idle_compute ? "busy" : "idle";
+            static const char *const tags[] = {"idle", "busy", "spin"};
+            static const char *const hows[] = {"slept", "computed (a kernel spinning on its GPU)",
+                                               "spun (its host busy, its GPU idle)"};
+            const char *tag = tags[idle_how];
             if (us[0] == 0) {
                 printf("# %s_%s%ld: n/a\n", op_names[k], tag, idle_us[t]);
                 continue;
@@ -698,7 +714,7 @@ static int time_after_idle(struct run *r, const int *want, const long *idle_us, 
             printf("# %s_%s%ld: one op after PE 0 %s %ld us, median of %ld launches, "
                    "lowest %.3f, highest %.3f\n%s_%s%ld,%.3f\n",
                    op_names[k], tag, idle_us[t],
-                   idle_compute ? "computed (a kernel spinning on its GPU)" : "slept",
+                   hows[idle_how],
                    idle_us[t], reps, us[0], us[reps - 1], op_names[k], tag, idle_us[t], med);
             fflush(stdout);
         }
@@ -765,8 +781,10 @@ int main(int argc, char **argv)
         } else if ((v = bench_opt(argc, argv, &i, "--idle-reps")) != NULL) {
             bad = bench_parse_count(v, &idle_reps) != 0 || idle_reps < 1 || idle_reps > MAX_REPS;
         } else if ((v = bench_opt(argc, argv, &i, "--idle-how")) != NULL) {
-            bad = strcmp(v, "sleep") != 0 && strcmp(v, "compute") != 0;
-            idle_compute = strcmp(v, "compute") == 0;
+            idle_how = strcmp(v, "compute") == 0 ? IDLE_COMPUTE
+                       : strcmp(v, "spin") == 0  ? IDLE_SPIN
+                                                 : IDLE_SLEEP;
+            bad = idle_how == IDLE_SLEEP && strcmp(v, "sleep") != 0;
         } else if (strcmp(argv[i], "--self") == 0) {
             self_target = 1;
         } else if ((v = bench_opt(argc, argv, &i, "--idle-cpu")) != NULL) {
