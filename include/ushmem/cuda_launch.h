@@ -55,12 +55,24 @@ static inline int ushmemx_collective_launch(const void *func, dim3 gridDims, dim
         (unsigned long long)gridDims.x * gridDims.y * gridDims.z;
     unsigned threads = blockDims.x * blockDims.y * blockDims.z;
 
+    /* A block larger than the kernel's registers allow: said as such, the
+     * usual cause (a kernel over 64 registers a thread cannot have 1024). */
+    struct cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, func) == cudaSuccess &&
+        threads > (unsigned)attr.maxThreadsPerBlock) {
+        fprintf(stderr, "ushmem: PE %d: ushmemx_collective_launch refused: kernel %p uses %d "
+                        "registers a thread, so its blocks hold at most %d threads, not %u; "
+                        "launch it with blocks of at most %d threads\n",
+                shmem_my_pe(), func, attr.numRegs, attr.maxThreadsPerBlock, threads,
+                attr.maxThreadsPerBlock);
+        return USHMEMX_LAUNCH_REFUSED;
+    }
     if (ushmemx_collective_launch_query_gridsize(func, blockDims, args, sharedMem, &fit) != 0)
         return USHMEMX_LAUNCH_REFUSED;
     if (fit == 0) {
         fprintf(stderr, "ushmem: PE %d: ushmemx_collective_launch refused: not one block of "
                         "kernel %p fits on the GPU with %u threads and %zu bytes of shared "
-                        "memory (too many registers per thread for that block size?)\n",
+                        "memory\n",
                 shmem_my_pe(), func, threads, sharedMem);
         return USHMEMX_LAUNCH_REFUSED;
     }

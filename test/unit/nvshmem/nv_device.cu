@@ -7,14 +7,19 @@
  * barrier, alltoall, broadcast, fcollect, reductions (int, double, half)
  * and reduce-scatter inside a collective launch, at every scope and odd
  * lengths; a collective launch too
- * large to be resident, refused; stream-ordered puts, barriers and
- * reductions. Every PE checks every value; exit 77 without a GPU. */
+ * large to be resident, and one whose blocks are larger than the kernel's
+ * registers allow, refused in a sentence that says so; stream-ordered
+ * puts, barriers and reductions. Every PE checks every value; exit 77
+ * without a GPU. */
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
 #include <cooperative_groups.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <string>
 #include <vector>
 
 static int me, npes;
@@ -141,6 +146,62 @@ __global__ void barrier_loop(int rounds)
             nvshmemx_barrier_all_block();
         grid.sync();
     }
+}
+
+/* More registers than a block of 1024 threads may have, whatever the
+ * compiler: 64 words live across a loop, each step depending on the next
+ * word. Then one block meets the other PEs. */
+#define HEAVY_WORDS 64
+__global__ void heavy_registers(unsigned long long *out, int rounds)
+{
+    unsigned long long a[HEAVY_WORDS];
+#pragma unroll
+    for (int k = 0; k < HEAVY_WORDS; k++)
+        a[k] = out[k] + threadIdx.x;
+    for (int r = 0; r < rounds; r++) {
+#pragma unroll
+        for (int k = 0; k < HEAVY_WORDS; k++)
+            a[k] = a[k] * 3 + a[(k + 1) % HEAVY_WORDS];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int k = 0; k < HEAVY_WORDS; k++)
+            out[k] = a[k];
+        nvshmem_barrier_all();
+    }
+}
+
+/* What fn(arg) writes to stderr, as one string (at most 4 KiB). */
+static std::string stderr_of(int (*fn)(void *), void *arg, int *rc)
+{
+    char buf[4096];
+    FILE *tf = tmpfile();
+    CHECK(tf != NULL, "tmpfile failed");
+    fflush(stderr);
+    int saved = dup(2);
+    CHECK(saved >= 0 && dup2(fileno(tf), 2) >= 0, "redirecting stderr failed");
+    *rc = fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tf);
+    size_t got = fread(buf, 1, sizeof(buf) - 1, tf);
+    fclose(tf);
+    buf[got] = '\0';
+    return std::string(buf);
+}
+
+struct heavy_launch {
+    unsigned threads;
+    void **args;
+    cudaStream_t s;
+};
+static int launch_heavy(void *p)
+{
+    struct heavy_launch *h = (struct heavy_launch *)p;
+    return nvshmemx_collective_launch((const void *)heavy_registers, 1, h->threads, h->args, 0,
+                                      h->s);
 }
 
 int main(void)
@@ -380,6 +441,46 @@ int main(void)
     rc = nvshmemx_collective_launch((const void *)barrier_loop, fit + 1, 1024, bargs, 0, s);
     CHECK(rc == NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED, "a grid of %d blocks (%d fit) gave %d",
           fit + 1, fit, rc);
+
+    /* Blocks larger than the kernel's registers allow: refused in a
+     * sentence naming the registers and the most threads a block may
+     * have; launched with that many, it runs. */
+    cudaFuncAttributes fa;
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, (const void *)heavy_registers));
+    CHECK(fa.numRegs > 64 && fa.maxThreadsPerBlock < 1024,
+          "heavy_registers has %d registers a thread, %d threads a block: the test's premise",
+          fa.numRegs, fa.maxThreadsPerBlock);
+    unsigned long long *hv;
+    CUDA_CHECK(cudaMalloc(&hv, HEAVY_WORDS * sizeof(*hv)));
+    std::vector<unsigned long long> hw(HEAVY_WORDS);
+    for (int k = 0; k < HEAVY_WORDS; k++)
+        hw[k] = (unsigned long long)me * 1000 + k;
+    CUDA_CHECK(cudaMemcpy(hv, hw.data(), HEAVY_WORDS * sizeof(*hv), cudaMemcpyHostToDevice));
+    int hr = 5;
+    void *hargs[] = {&hv, &hr};
+    struct heavy_launch big = {1024, hargs, s}, fits = {(unsigned)fa.maxThreadsPerBlock, hargs, s};
+    std::string said = stderr_of(launch_heavy, &big, &rc);
+    CHECK(rc == NVSHMEMX_ERROR_COLLECTIVE_LAUNCH_FAILED, "1024 threads of a kernel of %d "
+          "registers gave %d", fa.numRegs, rc);
+    char want[128];
+    snprintf(want, sizeof(want), "uses %d registers a thread, so its blocks hold at most %d "
+             "threads, not 1024", fa.numRegs, fa.maxThreadsPerBlock);
+    CHECK(said.find(want) != std::string::npos && said.find("collective_launch") != std::string::npos,
+          "the refusal says \"%s\", not \"...%s...\"", said.c_str(), want);
+    said = stderr_of(launch_heavy, &fits, &rc);
+    CHECK(rc == NVSHMEMX_SUCCESS, "%u threads of heavy_registers gave %d: %s", fits.threads, rc,
+          said.c_str());
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    for (int r = 0; r < hr; r++) {
+        std::vector<unsigned long long> a = hw;
+        for (int k = 0; k < HEAVY_WORDS; k++)
+            hw[k] = a[k] * 3 + (k + 1 < HEAVY_WORDS ? a[k + 1] : hw[0]);
+    }
+    std::vector<unsigned long long> got(HEAVY_WORDS);
+    CUDA_CHECK(cudaMemcpy(got.data(), hv, HEAVY_WORDS * sizeof(*hv), cudaMemcpyDeviceToHost));
+    for (int k = 0; k < HEAVY_WORDS; k++)
+        CHECK(got[k] == hw[k], "heavy_registers [%d] = %llu, want %llu", k, got[k], hw[k]);
+    CUDA_CHECK(cudaFree(hv));
 
     /* On a stream: a put, a barrier and a min reduction, no host wait. */
     nvshmemx_double_put_on_stream(dst, src, total, right, s);
