@@ -62,9 +62,11 @@ static inline int ushmemx_collective_launch(const void *func, dim3 gridDims, dim
         threads > (unsigned)attr.maxThreadsPerBlock) {
         fprintf(stderr, "ushmem: PE %d: ushmemx_collective_launch refused: kernel %p uses %d "
                         "registers a thread, so its blocks hold at most %d threads, not %u; "
-                        "launch it with blocks of at most %d threads\n",
+                        "launch it with blocks of at most %d threads, or declare it "
+                        "__launch_bounds__(%u) so that the compiler keeps to the registers "
+                        "%u threads allow\n",
                 shmem_my_pe(), func, attr.numRegs, attr.maxThreadsPerBlock, threads,
-                attr.maxThreadsPerBlock);
+                attr.maxThreadsPerBlock, threads, threads);
         return USHMEMX_LAUNCH_REFUSED;
     }
     if (ushmemx_collective_launch_query_gridsize(func, blockDims, args, sharedMem, &fit) != 0)
