@@ -58,8 +58,12 @@ static inline int ushmemx_collective_launch(const void *func, dim3 gridDims, dim
     /* A block larger than the kernel's registers allow: said as such, the
      * usual cause (a kernel over 64 registers a thread cannot have 1024). */
     struct cudaFuncAttributes attr;
+    int dev = 0, regs_per_block = 0;
     if (cudaFuncGetAttributes(&attr, func) == cudaSuccess &&
-        threads > (unsigned)attr.maxThreadsPerBlock) {
+        threads > (unsigned)attr.maxThreadsPerBlock && cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&regs_per_block, cudaDevAttrMaxRegistersPerBlock, dev) ==
+            cudaSuccess &&
+        (unsigned long long)attr.numRegs * threads > (unsigned long long)regs_per_block) {
         fprintf(stderr, "ushmem: PE %d: ushmemx_collective_launch refused: kernel %p uses %d "
                         "registers a thread, so its blocks hold at most %d threads, not %u; "
                         "launch it with blocks of at most %d threads, or declare it "

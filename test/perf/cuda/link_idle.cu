@@ -13,6 +13,11 @@
  *              the store to be done)
  *   load       a volatile load of a line of GPU 1 not read before
  *   local      a system-scope fetch-add on GPU 0's own memory (control)
+ * and two the host issues on a stream of GPU 0, as a proxy thread does,
+ * timed on the host from the call to the end of a stream synchronisation
+ * (the driver's calls included):
+ *   ce         an 8-byte copy-engine copy into GPU 1 (cudaMemcpyAsync)
+ *   memop      cuStreamWriteValue64 of a word of GPU 1
  * For each idle time T of the list, REPS launches, the host sleeping T
  * before each; the median. While the host sleeps, a keeper may run:
  *   none       nothing: both GPUs and the link idle
@@ -27,16 +32,18 @@
  *   host       no GPU work; the host spins instead of sleeping (its CPU
  *              awake, the GPUs and the link idle)
  * A keeper that removes the step names the part that sleeps, and what a
- * library would have to do to keep it awake.
+ * library would have to do to keep it awake. --keep-us sets how often a
+ * keeper acts (default 1000).
  *
- *   link_idle [--idle-ms LIST] [--reps N] [--keepers LIST] [--ops LIST]
+ *   link_idle [--idle-ms LIST] [--reps N] [--keepers LIST] [--ops LIST] [--keep-us N]
  *             (defaults 0,1,10,30,100,300; 9; none,link,kernel0,gpu1,gpu0,host;
- *              fadd,store,load,local)
+ *              fadd,store,load,local,ce,memop; 1000)
  *
  * Prints CSV as scripts/plot_perf.py reads it: "# link_idle,raw,2", then
  * "case,latency_us" rows named <op>_<keeper>_<T ms>, each with the lowest
  * and highest in a comment. Exits 77 with fewer than two GPUs or without
  * peer access between GPUs 0 and 1. */
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <pthread.h>
@@ -56,12 +63,14 @@
         }                                                                                  \
     } while (0)
 
+#include "driver_entries.cuh"
+
 #define MAX_LIST 16
 #define MAX_REPS 99
 #define LOAD_LINES 4096 /* lines of 128 bytes GPU 0 reads from GPU 1, one per launch */
 
-enum { OP_FADD, OP_STORE, OP_LOAD, OP_LOCAL, NOPS };
-static const char *const op_names[NOPS] = {"fadd", "store", "load", "local"};
+enum { OP_FADD, OP_STORE, OP_LOAD, OP_LOCAL, OP_CE, OP_MEMOP, NOPS };
+static const char *const op_names[NOPS] = {"fadd", "store", "load", "local", "ce", "memop"};
 enum { K_NONE, K_LINK, K_KERNEL0, K_GPU1, K_GPU0, K_HOST, NKEEPERS };
 static const char *const keeper_names[NKEEPERS] = {"none", "link", "kernel0", "gpu1", "gpu0",
                                                    "host"};
@@ -81,7 +90,9 @@ __global__ void op_kernel(int op, unsigned long long *peer, unsigned long long *
     if (op == OP_FADD) {
         v = atomicAdd_system(peer, 1ULL);
     } else if (op == OP_STORE) {
-        *(volatile unsigned long long *)peer = t0;
+        /* The word after the fetch-add's counter, which the store must
+         * leave alone: its count is checked. */
+        *(volatile unsigned long long *)(peer + 1) = t0;
         __threadfence_system();
     } else if (op == OP_LOAD) {
         v = *line;
@@ -115,6 +126,17 @@ static void sleep_ns(long ns)
     nanosleep(&ts, NULL);
 }
 
+static CUresult (*cu_write64)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+
+static double host_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+static long keep_ns = 1000000L; /* --keep-us */
+
 static void spin_ns(long ns)
 {
     struct timespec t0, t;
@@ -144,7 +166,7 @@ static void *keeper_main(void *arg)
             tick_kernel<<<1, 1, 0, k->stream0>>>(k->own0_word, n);
         }
         CHECK(cudaGetLastError());
-        sleep_ns(1000000L);
+        sleep_ns(keep_ns);
     }
     CHECK(cudaStreamSynchronize(k->stream0));
     CHECK(cudaStreamSynchronize(k->stream1));
@@ -195,7 +217,9 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     long idle_ms[MAX_LIST] = {0, 1, 10, 30, 100, 300}, reps = 9;
-    int n_idle = 6, want_op[NOPS] = {1, 1, 1, 1}, want_keeper[NKEEPERS] = {1, 1, 1, 1, 1, 1};
+    long reps_list = 0, keep_list = 0;
+    int n_idle = 6, one = 0, want_op[NOPS] = {1, 1, 1, 1, 1, 1},
+        want_keeper[NKEEPERS] = {1, 1, 1, 1, 1, 1};
 
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -203,7 +227,11 @@ int main(int argc, char **argv)
         if (!bad && strcmp(argv[i], "--idle-ms") == 0)
             bad = parse_list(v, idle_ms, &n_idle, 10000) != 0;
         else if (!bad && strcmp(argv[i], "--reps") == 0)
-            bad = (reps = strtol(v, NULL, 10)) < 1 || reps > MAX_REPS;
+            bad = parse_list(v, &reps_list, &one, MAX_REPS) != 0 || one != 1 ||
+                  (reps = reps_list) < 1;
+        else if (!bad && strcmp(argv[i], "--keep-us") == 0)
+            bad = parse_list(v, &keep_list, &one, 1000000) != 0 || one != 1 ||
+                  (keep_ns = keep_list * 1000L) < 1000;
         else if (!bad && strcmp(argv[i], "--keepers") == 0)
             bad = parse_names(v, keeper_names, NKEEPERS, want_keeper) != 0;
         else if (!bad && strcmp(argv[i], "--ops") == 0)
@@ -213,7 +241,7 @@ int main(int argc, char **argv)
         if (bad) {
             fprintf(stderr, "link_idle: bad option or value near '%s'\n", argv[i]);
             fprintf(stderr, "usage: link_idle [--idle-ms LIST] [--reps N] [--keepers LIST] "
-                            "[--ops LIST]\n");
+                            "[--ops LIST] [--keep-us N]\n");
             return 2;
         }
         i++;
@@ -225,14 +253,21 @@ int main(int argc, char **argv)
         return 77;
     }
     CHECK(cudaDeviceCanAccessPeer(&access, 0, 1));
+    static const struct driver_entry table[] = {
+        {"cuStreamWriteValue64", (void **)&cu_write64}};
+    driver_entries_load("link_idle", table, 1, 12000);
     if (!access) {
         printf("# link_idle: GPU 0 cannot access GPU 1's memory\n");
         return 77;
     }
     CHECK(cudaSetDevice(1));
     unsigned long long *on1;
-    CHECK(cudaMalloc(&on1, (2 + (size_t)LOAD_LINES * 16) * sizeof(*on1)));
-    CHECK(cudaMemset(on1, 0, (2 + (size_t)LOAD_LINES * 16) * sizeof(*on1)));
+    /* Words of GPU 1: [0] the fetch-add's counter, [1] the stores', [2]
+     * the keepers', then the load lines (from word 16), then GPU 1's own
+     * keeper word. */
+    const size_t words1 = 16 + (size_t)LOAD_LINES * 16 + 16;
+    CHECK(cudaMalloc(&on1, words1 * sizeof(*on1)));
+    CHECK(cudaMemset(on1, 0, words1 * sizeof(*on1)));
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaSetDevice(0));
     CHECK(cudaDeviceEnablePeerAccess(1, 0));
@@ -243,20 +278,20 @@ int main(int argc, char **argv)
 
     struct keeper k{};
     k.kind = K_NONE;
-    k.peer_word = on1 + 1;
+    k.peer_word = on1 + 2;
     k.own0_word = on0 + 1;
     k.src0 = on0 + 2;
     CHECK(cudaStreamCreateWithFlags(&k.stream0, cudaStreamNonBlocking));
     CHECK(cudaSetDevice(1));
-    k.own1_word = on1 + 2 + (size_t)LOAD_LINES * 16 - 1;
+    k.own1_word = on1 + words1 - 1;
     CHECK(cudaStreamCreateWithFlags(&k.stream1, cudaStreamNonBlocking));
     CHECK(cudaSetDevice(0));
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
     printf("# link_idle,raw,2\n# one op from GPU 0 into GPU 1 after the host slept T ms "
-           "(median of %ld launches, timed in the kernel); keeper: what ran meanwhile\n"
-           "case,latency_us\n", reps);
+           "(median of %ld; in the kernel, or on the host for ce and memop); keeper: what ran "
+           "meanwhile, every %ld us\ncase,latency_us\n", reps, keep_ns / 1000);
     long line = 0, failures = 0;
     unsigned long long fadds = 0;
     for (int kk = 0; kk < NKEEPERS; kk++) {
@@ -286,11 +321,26 @@ int main(int argc, char **argv)
                         pthread_join(k.thread, NULL);
                         CHECK(cudaSetDevice(0));
                     }
-                    op_kernel<<<1, 1, 0, s>>>(op, on1, on0,
-                                              on1 + 2 + (size_t)(line++ % LOAD_LINES) * 16, out);
-                    CHECK(cudaGetLastError());
-                    CHECK(cudaStreamSynchronize(s));
-                    us[r] = (double)out[0] / 1e3;
+                    if (op == OP_CE || op == OP_MEMOP) {
+                        double t0 = host_us();
+                        if (op == OP_CE)
+                            CHECK(cudaMemcpyAsync(on1 + 1, on0 + 2, 8, cudaMemcpyDeviceToDevice,
+                                                  s));
+                        else if (cu_write64((CUstream)s, (CUdeviceptr)(uintptr_t)(on1 + 1),
+                                            (cuuint64_t)r, 0) != CUDA_SUCCESS) {
+                            fprintf(stderr, "link_idle: cuStreamWriteValue64 failed\n");
+                            return 1;
+                        }
+                        CHECK(cudaStreamSynchronize(s));
+                        us[r] = host_us() - t0;
+                    } else {
+                        const unsigned long long *at =
+                            on1 + 16 + (size_t)(op == OP_LOAD ? line++ % LOAD_LINES : 0) * 16;
+                        op_kernel<<<1, 1, 0, s>>>(op, on1, on0, at, out);
+                        CHECK(cudaGetLastError());
+                        CHECK(cudaStreamSynchronize(s));
+                        us[r] = (double)out[0] / 1e3;
+                    }
                     if (op == OP_FADD && out[1] != fadds++) {
                         fprintf(stderr, "link_idle: fetch-add saw %llu, expected %llu\n",
                                 out[1], fadds - 1);

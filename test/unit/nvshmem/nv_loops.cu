@@ -7,9 +7,7 @@
  * at warp and block scope; three collectives behind each other at each
  * scope; barriers and syncs, puts and gets, signals, atomics, waits and
  * tests, quiet and fence, and a block mixing several; the collectives,
- * barriers and queries again with the team a kernel argument; and six
- * different collectives in a loop, which need 72 to 86 registers as they
- * are, declared __launch_bounds__(1024) as the guide advises for them. */
+ * barriers and queries again with the team a kernel argument. */
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -138,32 +136,3 @@ TEAM(team_query, long,
 TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
      nvshmemx_long_sum_reduce_block(team, dest + n, source, n); nvshmemx_barrier_block(team))
 
-/* Six different collectives in a loop: over 64 registers as users write
- * them (docs/status.md), within 64 once declared __launch_bounds__(1024),
- * the remedy docs/guide/gpu-kernels.md and the collective launch's refusal
- * give. */
-__global__ void __launch_bounds__(1024)
-    six_bounded_t(long *dl, const long *sl, int *di, const int *si, size_t n, int iters)
-{
-    for (int i = 0; i < iters; i++) {
-        nvshmem_long_alltoall(W, dl, sl, n);
-        nvshmem_long_fcollect(W, dl + 8 * n, sl, n);
-        nvshmem_long_sum_reduce(W, dl + 16 * n, sl, n);
-        nvshmem_long_max_reduce(W, dl + 17 * n, sl, n);
-        nvshmem_int_sum_reducescatter(W, di, si, n);
-        nvshmem_long_broadcast(W, dl + 18 * n, sl, n, 0);
-    }
-}
-__global__ void __launch_bounds__(1024)
-    six_bounded_w_team(nvshmem_team_t team, long *dl, const long *sl, int *di, const int *si,
-                       size_t n, int iters)
-{
-    for (int i = 0; i < iters; i++) {
-        nvshmemx_long_alltoall_warp(team, dl, sl, n);
-        nvshmemx_long_fcollect_warp(team, dl + 8 * n, sl, n);
-        nvshmemx_long_sum_reduce_warp(team, dl + 16 * n, sl, n);
-        nvshmemx_long_max_reduce_warp(team, dl + 17 * n, sl, n);
-        nvshmemx_int_sum_reducescatter_warp(team, di, si, n);
-        nvshmemx_long_broadcast_warp(team, dl + 18 * n, sl, n, 0);
-    }
-}

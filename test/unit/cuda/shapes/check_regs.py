@@ -63,7 +63,7 @@ def main(argv):
         elif args[0] == '--show':
             show = int(args[1])
             args = args[2:]
-        elif args[0] == '--over':
+        elif args[0] == '--over' and len(args) > 1:
             meant_over.append(args[1])
             args = args[2:]
         else:
@@ -109,7 +109,7 @@ def main(argv):
                   % (name, regs, limit))
         print('FAIL: %d of %d kernels over %d registers' % (len(over), len(kernels), limit))
         return 1
-    held = [kv for kv in ranked if kv[0] not in meant_over]
+    held = [kv for kv in ranked if kv[0] not in meant_over] or [('none', (0,))]
     print('PASS: every kernel within %d registers (most: %d, %s)%s'
           % (limit, held[0][1][0], held[0][0],
              ''.join('; %s over it, as meant' % n for n in meant_over)))
