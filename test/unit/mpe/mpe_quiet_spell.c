@@ -18,15 +18,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "PE %d: shmem_malloc failed\n", me);
         shmem_global_exit(1);
     }
-    *box = -1;
+    /* Through the library: on a GPU backend the heap is device memory. */
+    shmem_long_p(box, -1, me);
     shmem_barrier_all();
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
     shmem_long_p(box, me, (me + 1) % npes);
     shmem_barrier_all();
     int left = (me + npes - 1) % npes;
-    if (*box != left) {
-        fprintf(stderr, "PE %d: the left neighbour's put reads %ld, not %d\n", me, *box, left);
+    long got = shmem_long_g(box, me);
+    if (got != left) {
+        fprintf(stderr, "PE %d: the left neighbour's put reads %ld, not %d\n", me, got, left);
         shmem_global_exit(1);
     }
     shmem_free(box);
