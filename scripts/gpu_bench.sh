@@ -421,7 +421,7 @@ if want proxy && [ $have_ushmem = 1 ]; then
         if timeout 240 nvcc -O3 -arch=sm_90 -o "$exe" test/perf/cuda/link_idle.cu \
             >"$out/build_link_idle.log" 2>&1; then
             run_to "$out/link_idle_raw.txt" 150 "$exe" --idle-ms "${LINK_IDLE_MS:-0,10,30,100,300}" \
-                --reps 5 --keepers none,link,kernel0,host ||
+                --reps 5 --keepers none,link,kernel0,memop,host ||
                 say "link_idle exited $?: see link_idle_raw.txt"
             to_csv "$out/link_idle_raw.txt" link_idle raw
         else
@@ -901,7 +901,7 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             say ""
             say "No library (link_idle): one op from GPU 0 into GPU 1 after the host slept T," \
                 "median, us; keeper: what ran meanwhile, every ms (link: an 8-byte copy-engine" \
-                "copy into GPU 1; kernel0: a kernel on GPU 0 storing into GPU 1; host: the host" \
+                "copy into GPU 1; kernel0: a kernel on GPU 0 storing into GPU 1; memop: a stream write into GPU 1; host: the host" \
                 "spinning, no GPU work). ce and memop: a copy and a stream write into GPU 1 issued" \
                 "by the host, timed on the host to the end of a stream synchronisation."
             lts=$(awk -F, '/^fadd_none_[0-9]+,/ { sub("fadd_none_", "", $1); printf "%s ", $1 }' \
@@ -910,7 +910,7 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             for t in $lts; do printf ' | %7s' "${t}ms"; done
             printf '\n'
             for op in fadd store load local ce memop; do
-                for kp in none link kernel0 host; do
+                for kp in none link kernel0 memop host; do
                     printf '%-7s | %-8s' $op $kp
                     for t in $lts; do
                         v=$(val link_idle raw "${op}_${kp}_$t")

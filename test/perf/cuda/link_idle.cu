@@ -31,12 +31,15 @@
  *   gpu0       the same on GPU 0 (GPU 0 busy, the link idle)
  *   host       no GPU work; the host spins instead of sleeping (its CPU
  *              awake, the GPUs and the link idle)
+ *   memop      a host thread writes 8 bytes into GPU 1 with
+ *              cuStreamWriteValue64 on a stream of GPU 0 (the path a
+ *              proxy's stores take, where `link` is the copy engine's)
  * A keeper that removes the step names the part that sleeps, and what a
  * library would have to do to keep it awake. --keep-us sets how often a
  * keeper acts (default 1000).
  *
  *   link_idle [--idle-ms LIST] [--reps N] [--keepers LIST] [--ops LIST] [--keep-us N]
- *             (defaults 0,1,10,30,100,300; 9; none,link,kernel0,gpu1,gpu0,host;
+ *             (defaults 0,1,10,30,100,300; 9; none,link,kernel0,gpu1,gpu0,host,memop;
  *              fadd,store,load,local,ce,memop; 1000)
  *
  * Prints CSV as scripts/plot_perf.py reads it: "# link_idle,raw,2", then
@@ -71,9 +74,9 @@
 
 enum { OP_FADD, OP_STORE, OP_LOAD, OP_LOCAL, OP_CE, OP_MEMOP, NOPS };
 static const char *const op_names[NOPS] = {"fadd", "store", "load", "local", "ce", "memop"};
-enum { K_NONE, K_LINK, K_KERNEL0, K_GPU1, K_GPU0, K_HOST, NKEEPERS };
+enum { K_NONE, K_LINK, K_KERNEL0, K_GPU1, K_GPU0, K_HOST, K_MEMOP, NKEEPERS };
 static const char *const keeper_names[NKEEPERS] = {"none", "link", "kernel0", "gpu1", "gpu0",
-                                                   "host"};
+                                                   "host", "memop"};
 
 __device__ static inline unsigned long long now_ns(void)
 {
@@ -161,6 +164,13 @@ static void *keeper_main(void *arg)
         } else if (k->kind == K_GPU1) {
             CHECK(cudaSetDevice(1));
             tick_kernel<<<1, 1, 0, k->stream1>>>(k->own1_word, n);
+        } else if (k->kind == K_MEMOP) {
+            CHECK(cudaSetDevice(0));
+            if (cu_write64((CUstream)k->stream0, (CUdeviceptr)(uintptr_t)k->peer_word,
+                           (cuuint64_t)n, 0) != CUDA_SUCCESS) {
+                fprintf(stderr, "link_idle: cuStreamWriteValue64 failed\n");
+                exit(1);
+            }
         } else if (k->kind == K_GPU0) {
             CHECK(cudaSetDevice(0));
             tick_kernel<<<1, 1, 0, k->stream0>>>(k->own0_word, n);
@@ -219,7 +229,7 @@ int main(int argc, char **argv)
     long idle_ms[MAX_LIST] = {0, 1, 10, 30, 100, 300}, reps = 9;
     long reps_list = 0, keep_list = 0;
     int n_idle = 6, one = 0, want_op[NOPS] = {1, 1, 1, 1, 1, 1},
-        want_keeper[NKEEPERS] = {1, 1, 1, 1, 1, 1};
+        want_keeper[NKEEPERS] = {1, 1, 1, 1, 1, 1, 1};
 
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
