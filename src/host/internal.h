@@ -174,6 +174,8 @@ void ushmemi_teams_init(void);
  * the start of shmem_finalize, before the PEs part. */
 ushmem_status_t ushmemi_link_warm_start(void);
 void ushmemi_link_warm_stop(void);
+/* What it does on this PE, or why not, for ushmem_info --topology. */
+void ushmemi_link_warm_text(char *buf, size_t len);
 
 /* Decides ushmemi_g.idle_spin from USHMEM_PROXY_IDLE (idle.c); after the heap is open. */
 ushmem_status_t ushmemi_idle_decide(void);

@@ -21,6 +21,7 @@
  * the tests); off never. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,7 +44,13 @@ static struct {
     void **targets;
     const void *src;
     unsigned long rounds, failed;
+    char why[160]; /* what ushmem_info --topology says */
 } lw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void ushmemi_link_warm_text(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", lw.why[0] != '\0' ? lw.why : "not started");
+}
 
 /* USHMEM_LINK_WARM as a period in milliseconds: 0 off, -1 auto; -2 when
  * malformed (said). */
@@ -107,8 +114,14 @@ ushmem_status_t ushmemi_link_warm_start(void)
     long period = parse_setting(ushmemi_settings.link_warm);
     if (period == -2)
         return USHMEM_ERR_INVALID_PARAM;
-    if (period == -1)
+    bool automatic = period == -1;
+    if (automatic)
         period = ushmemi_g.heap_is_device ? LINK_WARM_AUTO_MS : 0;
+    snprintf(lw.why, sizeof(lw.why), "off (USHMEM_LINK_WARM=%s%s)", ushmemi_settings.link_warm,
+             automatic && period == 0 ? ": the heap is host memory" : "");
+    if (period != 0 && ushmemi_g.dev_ops->warm_links == NULL)
+        snprintf(lw.why, sizeof(lw.why), "off: the %s backend has no links to keep awake",
+                 ushmemi_g.dev_ops->name);
     if (period == 0 || ushmemi_g.dev_ops->warm_links == NULL)
         return USHMEM_OK;
 
@@ -125,6 +138,7 @@ ushmem_status_t ushmemi_link_warm_start(void)
                            offsetof(struct ushmemi_reserved, warm_word);
     if (n == 0) {
         free(targets);
+        snprintf(lw.why, sizeof(lw.why), "off: no mapped peer on another device");
         ushmemi_debug("link keeper on PE %d: no mapped peer on another device", me);
         return USHMEM_OK;
     }
@@ -148,9 +162,12 @@ ushmem_status_t ushmemi_link_warm_start(void)
         pthread_cond_destroy(&lw.cond);
         free(targets);
         lw.targets = NULL;
+        snprintf(lw.why, sizeof(lw.why), "off: its thread could not start (%s)", strerror(rc));
         return USHMEM_OK;
     }
     lw.running = true;
+    snprintf(lw.why, sizeof(lw.why), "every %ld ms into %d peer%s on other devices "
+             "(USHMEM_LINK_WARM=%s)", period, n, n == 1 ? "" : "s", ushmemi_settings.link_warm);
     ushmemi_debug("link keeper on PE %d: writes 8 bytes into %d peer%s on other devices every "
                   "%ld ms",
                   me, n, n == 1 ? "" : "s", period);
