@@ -379,13 +379,6 @@ if want proxy && [ $have_ushmem = 1 ]; then
             "$bin/dev_latency_ushmem" --op $lat_ops --iters 10 --idle-us "$idle_list" ||
             say "dev_latency direct, host idle, exited $?: see dev_latency_direct_hostidle.txt"
         to_csv "$out/dev_latency_direct_hostidle.txt" dev_latency ushmem ushmem-direct-hostidle
-        # The same without the link keeper: what a write pays once the link
-        # between the GPUs has fallen asleep (src/host/link_warm.c).
-        run_ushmem "$out/dev_latency_direct_hostidle_nolinkwarm.txt" 90 512M env USHMEM_LINK_WARM=off \
-            "$bin/dev_latency_ushmem" --op $lat_ops --iters 10 --idle-us "$idle_list" ||
-            say "dev_latency direct, host idle, USHMEM_LINK_WARM=off, exited $?: see dev_latency_direct_hostidle_nolinkwarm.txt"
-        to_csv "$out/dev_latency_direct_hostidle_nolinkwarm.txt" dev_latency ushmem \
-            ushmem-directnowarm-hostidle
     fi
     if [ -x "$bin/dev_latency_nvshmem" ] && [ $have_nv = 1 ] && [ "$ngpus" -ge 2 ]; then
         run_nvshmem "$out/dev_latency_hostidle_nvshmem.txt" 90 268435456 \
@@ -421,7 +414,7 @@ if want proxy && [ $have_ushmem = 1 ]; then
         if timeout 240 nvcc -O3 -arch=sm_90 -o "$exe" test/perf/cuda/link_idle.cu \
             >"$out/build_link_idle.log" 2>&1; then
             run_to "$out/link_idle_raw.txt" 150 "$exe" --idle-ms "${LINK_IDLE_MS:-0,10,30,100,300}" \
-                --reps 5 --keepers none,link,kernel0,memop,host ||
+                --reps 5 --keepers none,link,far,kernel0,memop,host ||
                 say "link_idle exited $?: see link_idle_raw.txt"
             to_csv "$out/link_idle_raw.txt" link_idle raw
         else
@@ -881,12 +874,11 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
         if [ "$ngpus" -ge 2 ]; then
             say ""
             say "Host and GPU both idle (PE 0's host sleeps T, its GPU has nothing queued): one" \
-                "op, median of 15, through the awake proxy, on the direct road, on it without" \
-                "the link keeper (directnowarm: USHMEM_LINK_WARM=off), and NVSHMEM's (direct)."
+                "op, median of 15, through the awake proxy, on the direct road, and NVSHMEM's" \
+                "(direct)."
             printf '%-10s | %-13s | %8s | %8s | %8s | %8s\n' op road idle0 1ms 10ms 100ms
             for op in p g fadd signal signal_set barrier; do
-                for road in ushmem-proxy-hostidle ushmem-direct-hostidle \
-                    ushmem-directnowarm-hostidle nvshmem-hostidle; do
+                for road in ushmem-proxy-hostidle ushmem-direct-hostidle nvshmem-hostidle; do
                     vals=()
                     for t in 0 1000 10000 100000; do
                         v=$(val dev_latency "$road" "${op}_idle$t")
@@ -901,7 +893,9 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             say ""
             say "No library (link_idle): one op from GPU 0 into GPU 1 after the host slept T," \
                 "median, us; keeper: what ran meanwhile, every ms (link: an 8-byte copy-engine" \
-                "copy into GPU 1; kernel0: a kernel on GPU 0 storing into GPU 1; memop: a stream write into GPU 1; host: the host" \
+                "copy into GPU 1 beside the op's word; far: the same 512 MiB away in another" \
+                "allocation; kernel0: a kernel on GPU 0 storing beside it; memop: a stream write" \
+                "beside it; host: the host" \
                 "spinning, no GPU work). ce and memop: a copy and a stream write into GPU 1 issued" \
                 "by the host, timed on the host to the end of a stream synchronisation."
             lts=$(awk -F, '/^fadd_none_[0-9]+,/ { sub("fadd_none_", "", $1); printf "%s ", $1 }' \
@@ -910,7 +904,7 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             for t in $lts; do printf ' | %7s' "${t}ms"; done
             printf '\n'
             for op in fadd store load local ce memop; do
-                for kp in none link kernel0 memop host; do
+                for kp in none link far kernel0 memop host; do
                     printf '%-7s | %-8s' $op $kp
                     for t in $lts; do
                         v=$(val link_idle raw "${op}_${kp}_$t")

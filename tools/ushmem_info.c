@@ -68,12 +68,6 @@ static void print_idle(void)
            "         (two such CPUs and a quota of three a PE, or three usable a PE)\n"
            "  (ushmem_info --topology says what each PE of a job took, and why)\n",
            c.usable / 2);
-    printf("Links to peers on other GPUs (USHMEM_LINK_WARM=%s): a link that carries\n"
-           "  nothing for tens of milliseconds falls asleep, and the next write over it\n"
-           "  waits ~100 us; the link keeper copies 8 bytes into each mapped peer on another\n"
-           "  device every period (auto: 10 ms where the heap is on a GPU), a few\n"
-           "  microseconds of CPU a round\n",
-           ushmemi_settings.link_warm);
 }
 
 /* Every PE writes its part; PE 0 gathers the parts and prints them in order. */

@@ -73,12 +73,6 @@
       "sleep. The fabric's progress thread spins too where there is room for two "    \
       "spinning helpers a PE: two such CPUs and a quota of three CPUs a PE, or three " \
       "usable CPUs a PE)")                                                             \
-    X(link_warm, "USHMEM_LINK_WARM", STRING, "auto",                                 \
-      "Keep the links to peers on other GPUs awake: a link that carries nothing for "  \
-      "tens of milliseconds falls asleep and the next write over it waits ~100 us. A "  \
-      "thread writes 8 bytes into each such mapped peer every period with the copy "   \
-      "engine (a few microseconds of CPU a round): auto (every 10 ms where the heap is " \
-      "on a GPU), off, or the period in milliseconds (1 to 1000)")                    \
     X(helper_cpus, "USHMEM_HELPER_CPUS", STRING, "",                                  \
       "The CPUs the library's helper threads may run on when the PE is bound to one "  \
       "(a CPU list such as 0-3,8): oshrun sets it to the CPUs it was given, so that "  \

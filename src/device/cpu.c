@@ -975,21 +975,6 @@ static void cpu_unshare_static(struct ushmemi_device *dev, void *start, size_t l
     close(r.fd);
 }
 
-/* The link keeper's writes: no link sleeps between CPU processes, so only
- * where USHMEM_LINK_WARM asks for a period, as the tests do; plain 8-byte
- * stores, done when this returns. */
-static ushmem_status_t cpu_warm_links(struct ushmemi_device *dev, const void *src,
-                                      void *const *targets, int n)
-{
-    (void)dev;
-    if (targets == NULL)
-        return USHMEM_OK;
-    uint64_t v = __atomic_load_n((const uint64_t *)src, __ATOMIC_RELAXED);
-    for (int i = 0; i < n; i++)
-        __atomic_store_n((uint64_t *)targets[i], v + 1, __ATOMIC_RELAXED);
-    return USHMEM_OK;
-}
-
 const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .size = sizeof(struct ushmemi_device_ops),
     .name = "cpu",
@@ -1028,5 +1013,4 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .stream_capturing = ushmemi_no_stream_capturing,
     .pointer_query = cpu_pointer_query,
     .p2p_probe = cpu_p2p_probe,
-    .warm_links = cpu_warm_links,
 };

@@ -604,7 +604,6 @@ static void cuda_close(struct ushmemi_device *dev)
         return;
     ushmemi_cuda_current(dev, "close");
     ushmemi_cuda_warm_close(dev);
-    (void)ushmemi_cuda_warm_links(dev, NULL, NULL, 0);
     /* Whatever the caller left behind is released so a close is a clean slate. */
     for (size_t i = dev->nregions; i-- > 0;) {
         if (dev->regions[i].kind != CUDA_REGION_IMPORT)
@@ -706,5 +705,4 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .native_handle = cuda_native_handle,
     .module_global = cuda_module_global,
     .keep_warm = ushmemi_cuda_keep_warm,
-    .warm_links = ushmemi_cuda_warm_links,
 };

@@ -507,53 +507,6 @@ bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word)
     return true;
 }
 
-ushmem_status_t ushmemi_cuda_warm_links(struct ushmemi_device *dev, const void *src,
-                                        void *const *targets, int n)
-{
-    if (targets == NULL) {
-        if (dev->links_stream != NULL &&
-            ushmemi_cuda_current(dev, "releasing the link keeper's stream") == USHMEM_OK) {
-            ushmemi_cu.cuStreamSynchronize(dev->links_stream);
-            ushmemi_cu.cuStreamDestroy(dev->links_stream);
-        }
-        dev->links_stream = NULL;
-        dev->links_off = true;
-        return USHMEM_OK;
-    }
-    if (dev->links_off)
-        return USHMEM_ERR_UNSUPPORTED;
-    ushmem_status_t status = ushmemi_cuda_current(dev, "keeping links awake");
-    if (status != USHMEM_OK)
-        return status;
-    CUresult r = CUDA_SUCCESS;
-    if (dev->links_stream == NULL) {
-        int least = 0, greatest = 0;
-        r = ushmemi_cu.cuCtxGetStreamPriorityRange(&least, &greatest);
-        if (r == CUDA_SUCCESS)
-            r = ushmemi_cu.cuStreamCreateWithPriority(&dev->links_stream,
-                                                      CU_STREAM_NON_BLOCKING, least);
-        if (r != CUDA_SUCCESS) {
-            dev->links_stream = NULL;
-            dev->links_off = true;
-            return ushmemi_cuda_fail("cuStreamCreateWithPriority", r,
-                                     "the link keeper's stream");
-        }
-    } else if ((r = ushmemi_cu.cuStreamQuery(dev->links_stream)) == CUDA_ERROR_NOT_READY) {
-        return USHMEM_OK; /* the last round is still queued: nothing more */
-    } else if (r != CUDA_SUCCESS) {
-        return ushmemi_cuda_fail("cuStreamQuery", r, "the link keeper's stream");
-    }
-    for (int i = 0; i < n; i++) {
-        r = ushmemi_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)targets[i],
-                                     (CUdeviceptr)(uintptr_t)src, sizeof(uint64_t),
-                                     dev->links_stream);
-        if (r != CUDA_SUCCESS)
-            return ushmemi_cuda_fail("cuMemcpyAsync", r, "8 bytes to %p, keeping its link awake",
-                                     targets[i]);
-    }
-    return USHMEM_OK;
-}
-
 CUresult ushmemi_cuda_launch_programmatic(CUfunction fn, unsigned blocks, unsigned threads,
                                           void *stream, void **params)
 {

@@ -41,7 +41,6 @@
     X(cuStreamCreate)                                                                  \
     X(cuStreamDestroy)                                                                 \
     X(cuStreamSynchronize)                                                             \
-    X(cuStreamQuery)                                                                   \
     X(cuMemGetAllocationGranularity)                                                   \
     X(cuDeviceTotalMem)                                                                \
     X(cuMemCreate)                                                                     \
@@ -211,11 +210,6 @@ struct ushmemi_device {
      * warm_checked: whether NVML showed no other process computing on the
      * device, and when it was last asked. */
     CUstream warm_stream;
-    /* warm_links (cuda_amo.c, the link keeper's thread only): its stream,
-     * at the lowest priority, made at the first call; links_off: it could
-     * not be made. */
-    CUstream links_stream;
-    bool links_off;
     uint64_t warm_launched;
     uint64_t *warm_done;
     bool warm_off, warm_alone;
@@ -336,8 +330,6 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
                                        size_t size, uint64_t operand, uint64_t compare,
                                        uint64_t *result, const struct ushmemi_dev_then *then);
 bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word);
-ushmem_status_t ushmemi_cuda_warm_links(struct ushmemi_device *dev, const void *src,
-                                        void *const *targets, int n);
 /* Before the heap it reads goes (cuda_close): the last such kernel run. */
 void ushmemi_cuda_warm_close(struct ushmemi_device *dev);
 /* Finds NVML's process query and this device's handle, on the thread that

@@ -401,18 +401,6 @@ struct ushmemi_device_ops {
      * stops trying). `word` NULL: waits for the last one and stops, before
      * the memory it reads goes. */
     bool (*keep_warm)(struct ushmemi_device *dev, const uint64_t *word);
-    /* Optional (NULL: no link to keep awake): copies the 8 bytes at src
-     * (this device's memory) into each of the n targets (peers' memory as
-     * mapped here) with the copy engine, on a stream of its own at the
-     * lowest priority, and returns without waiting; skips the round when
-     * the last one's copies have not finished. A link between two GPUs
-     * that carries nothing for some tens of milliseconds falls asleep, and
-     * the next write over it waits about 100 us for it (measured on H200s
-     * over NVLink; test/perf/cuda/link_idle): the link keeper
-     * (src/host/link_warm.c) calls this every few milliseconds. targets
-     * NULL: waits for the last round and releases the stream. */
-    ushmem_status_t (*warm_links)(struct ushmemi_device *dev, const void *src,
-                                  void *const *targets, int n);
 };
 
 /* Backends compiled into this build, in order of preference, NULL-terminated. */

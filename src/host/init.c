@@ -410,9 +410,6 @@ static int do_init(int requested, const struct uid_request *uid)
     status = ushmemi_device_api_init();
     if (status != USHMEM_OK)
         init_failed("cannot set up the device API (see above)", status);
-    status = ushmemi_link_warm_start();
-    if (status != USHMEM_OK)
-        init_failed("cannot start the link keeper (see above)", status);
     /* The blocks allocated above are the library's, like the reserved
      * area before them: the user's part of the heap starts after them, at
      * the boundary where the allocator places its next block (the bytes up
@@ -499,7 +496,6 @@ USHMEMI_API void shmem_finalize(void)
         return;
     }
     ushmemi_g.init_count = 0;
-    ushmemi_link_warm_stop(); /* no write into a peer once the PEs part */
     shmem_quiet();
     ushmemi_watch_finalizing(exiting); /* for peers that wait long (watch.c) */
     ushmemi_barrier_world();

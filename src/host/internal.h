@@ -170,13 +170,6 @@ extern struct ushmemi_team ushmemi_team_world, ushmemi_team_shared, ushmemi_team
 
 /* Fills world, shared and node once the peers are known. */
 void ushmemi_teams_init(void);
-/* The link keeper (link_warm.c): started after the device API, stopped at
- * the start of shmem_finalize, before the PEs part. */
-ushmem_status_t ushmemi_link_warm_start(void);
-void ushmemi_link_warm_stop(void);
-/* What it does on this PE, or why not, for ushmem_info --topology. */
-void ushmemi_link_warm_text(char *buf, size_t len);
-
 /* Decides ushmemi_g.idle_spin from USHMEM_PROXY_IDLE (idle.c); after the heap is open. */
 ushmem_status_t ushmemi_idle_decide(void);
 /* Forgets every split team (shmem_finalize). */

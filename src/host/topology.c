@@ -85,9 +85,6 @@ void ushmemi_topology_write(FILE *out)
     fprintf(out, "  proxy %s; helper threads when idle: %s\n",
             ushmemi_g.proxy != NULL ? "running" : "not started", ushmemi_g.idle_why);
     fprintf(out, "  cores shared with other PEs: %s\n", ushmemi_g.cores_why);
-    char links[192];
-    ushmemi_link_warm_text(links, sizeof(links));
-    fprintf(out, "  link keeper: %s\n", links);
     if (ushmemi_g.fabric != NULL && ushmemi_g.fabric_ops == &ushmemi_transport_ofi_ops) {
         char where[512];
         ushmemi_ofi_endpoint_text(ushmemi_g.fabric, where, sizeof(where));

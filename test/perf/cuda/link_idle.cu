@@ -2,7 +2,11 @@
  * been idle, with no OpenSHMEM library in the way, and what keeps it cheap.
  * On two H200s every library's (ushmem's direct and proxy roads, NVSHMEM's)
  * writes into the other GPU took about 100 us more after 100 ms without
- * one, and none on one GPU; this finds where that sleeps.
+ * one, and none on one GPU; this finds what sleeps. Found (two H200s,
+ * NVLink): not the link, nor either GPU, nor the host. A write into a
+ * place of GPU 1 that no write from GPU 0 reached for 30 to 100 ms pays
+ * the 100 us; a keeper's write each millisecond into the same 128 bytes
+ * keeps it cheap, one 1 KiB away or in another allocation does not.
  *
  * One process drives both GPUs through peer pointers. Each op is one
  * single-thread kernel on GPU 0, timed inside by the GPU's global timer
@@ -22,16 +26,24 @@
  * before each; the median. While the host sleeps, a keeper may run:
  *   none       nothing: both GPUs and the link idle
  *   link       a host thread copies 8 bytes from GPU 0 to GPU 1 with the
- *              copy engine every millisecond (cudaMemcpyPeerAsync)
+ *              copy engine every millisecond (cudaMemcpyPeerAsync), into
+ *              the word after the ops' two, in the same 128-byte line
  *   kernel0    a host thread launches a one-thread kernel on GPU 0 that
- *              stores 8 bytes into GPU 1 every millisecond (the SMs' path)
+ *              stores 8 bytes into that word every millisecond (the SMs'
+ *              path)
  *   gpu1       a host thread launches a one-thread kernel on GPU 1 that
  *              touches GPU 1's own memory every millisecond (GPU 1 busy, the
  *              link idle)
  *   gpu0       the same on GPU 0 (GPU 0 busy, the link idle)
  *   host       no GPU work; the host spins instead of sleeping (its CPU
  *              awake, the GPUs and the link idle)
- *   memop      a host thread writes 8 bytes into GPU 1 with
+ *   far        as link, into another allocation of GPU 1 of 1 GiB, --far-kb
+ *              KiB and 32 bytes into it (default 524288 KiB): whether
+ *              what sleeps is the link or something of the addresses;
+ *              --op-far points the fetch-add and the store at that
+ *              allocation's first words instead (--far-kb 0: the same
+ *              line)
+ *   memop      a host thread writes 8 bytes into link's word with
  *              cuStreamWriteValue64 on a stream of GPU 0 (the path a
  *              proxy's stores take, where `link` is the copy engine's)
  * A keeper that removes the step names the part that sleeps, and what a
@@ -39,7 +51,8 @@
  * keeper acts (default 1000).
  *
  *   link_idle [--idle-ms LIST] [--reps N] [--keepers LIST] [--ops LIST] [--keep-us N]
- *             (defaults 0,1,10,30,100,300; 9; none,link,kernel0,gpu1,gpu0,host,memop;
+ *             [--far-kb N] [--op-far]
+ *             (defaults 0,1,10,30,100,300; 9; none,link,kernel0,gpu1,gpu0,host,memop,far;
  *              fadd,store,load,local,ce,memop; 1000)
  *
  * Prints CSV as scripts/plot_perf.py reads it: "# link_idle,raw,2", then
@@ -74,9 +87,9 @@
 
 enum { OP_FADD, OP_STORE, OP_LOAD, OP_LOCAL, OP_CE, OP_MEMOP, NOPS };
 static const char *const op_names[NOPS] = {"fadd", "store", "load", "local", "ce", "memop"};
-enum { K_NONE, K_LINK, K_KERNEL0, K_GPU1, K_GPU0, K_HOST, K_MEMOP, NKEEPERS };
+enum { K_NONE, K_LINK, K_KERNEL0, K_GPU1, K_GPU0, K_HOST, K_MEMOP, K_FAR, NKEEPERS };
 static const char *const keeper_names[NKEEPERS] = {"none", "link", "kernel0", "gpu1", "gpu0",
-                                                   "host", "memop"};
+                                                   "host", "memop", "far"};
 
 __device__ static inline unsigned long long now_ns(void)
 {
@@ -119,7 +132,7 @@ struct keeper {
     int kind;
     std::atomic<int> stop;
     cudaStream_t stream0, stream1; /* on GPU 0 and GPU 1 */
-    unsigned long long *peer_word, *own0_word, *own1_word, *src0;
+    unsigned long long *peer_word, *own0_word, *own1_word, *src0, *far_word;
     pthread_t thread;
 };
 
@@ -139,6 +152,8 @@ static double host_us(void)
 }
 
 static long keep_ns = 1000000L; /* --keep-us */
+static long far_kb = 524288;     /* --far-kb */
+static int op_far;               /* --op-far */
 
 static void spin_ns(long ns)
 {
@@ -155,9 +170,10 @@ static void *keeper_main(void *arg)
     unsigned long long n = 0;
     while (!k->stop.load()) {
         n++;
-        if (k->kind == K_LINK) {
+        if (k->kind == K_LINK || k->kind == K_FAR) {
             CHECK(cudaSetDevice(0));
-            CHECK(cudaMemcpyPeerAsync(k->peer_word, 1, k->src0, 0, 8, k->stream0));
+            CHECK(cudaMemcpyPeerAsync(k->kind == K_FAR ? k->far_word : k->peer_word, 1, k->src0,
+                                      0, 8, k->stream0));
         } else if (k->kind == K_KERNEL0) {
             CHECK(cudaSetDevice(0));
             tick_kernel<<<1, 1, 0, k->stream0>>>(k->peer_word, n);
@@ -229,7 +245,7 @@ int main(int argc, char **argv)
     long idle_ms[MAX_LIST] = {0, 1, 10, 30, 100, 300}, reps = 9;
     long reps_list = 0, keep_list = 0;
     int n_idle = 6, one = 0, want_op[NOPS] = {1, 1, 1, 1, 1, 1},
-        want_keeper[NKEEPERS] = {1, 1, 1, 1, 1, 1, 1};
+        want_keeper[NKEEPERS] = {1, 1, 1, 1, 1, 1, 1, 1};
 
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -239,7 +255,12 @@ int main(int argc, char **argv)
         else if (!bad && strcmp(argv[i], "--reps") == 0)
             bad = parse_list(v, &reps_list, &one, MAX_REPS) != 0 || one != 1 ||
                   (reps = reps_list) < 1;
-        else if (!bad && strcmp(argv[i], "--keep-us") == 0)
+        else if (!bad && strcmp(argv[i], "--far-kb") == 0)
+            bad = parse_list(v, &far_kb, &one, 1048575) != 0 || one != 1;
+        else if (strcmp(argv[i], "--op-far") == 0) {
+            op_far = 1;
+            continue;
+        } else if (!bad && strcmp(argv[i], "--keep-us") == 0)
             bad = parse_list(v, &keep_list, &one, 1000000) != 0 || one != 1 ||
                   (keep_ns = keep_list * 1000L) < 1000;
         else if (!bad && strcmp(argv[i], "--keepers") == 0)
@@ -294,6 +315,11 @@ int main(int argc, char **argv)
     CHECK(cudaStreamCreateWithFlags(&k.stream0, cudaStreamNonBlocking));
     CHECK(cudaSetDevice(1));
     k.own1_word = on1 + words1 - 1;
+    const size_t far_words = (size_t)1 << 27; /* 1 GiB */
+    unsigned long long *far_base;
+    CHECK(cudaMalloc(&far_base, far_words * sizeof(*far_base)));
+    CHECK(cudaMemset(far_base, 0, 64));
+    k.far_word = far_base + (size_t)far_kb * 128 + 4;
     CHECK(cudaStreamCreateWithFlags(&k.stream1, cudaStreamNonBlocking));
     CHECK(cudaSetDevice(0));
     cudaStream_t s;
@@ -346,7 +372,7 @@ int main(int argc, char **argv)
                     } else {
                         const unsigned long long *at =
                             on1 + 16 + (size_t)(op == OP_LOAD ? line++ % LOAD_LINES : 0) * 16;
-                        op_kernel<<<1, 1, 0, s>>>(op, on1, on0, at, out);
+                        op_kernel<<<1, 1, 0, s>>>(op, op_far ? far_base : on1, on0, at, out);
                         CHECK(cudaGetLastError());
                         CHECK(cudaStreamSynchronize(s));
                         us[r] = (double)out[0] / 1e3;

@@ -135,4 +135,3 @@ TEAM(team_query, long,
                nvshmem_team_translate_pe(team, i, NVSHMEM_TEAM_WORLD))
 TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
      nvshmemx_long_sum_reduce_block(team, dest + n, source, n); nvshmemx_barrier_block(team))
-
