@@ -231,9 +231,9 @@ USHMEM_DEVICE_FN ushmem_ring_word_t *ushmemi_dev_ring_tail(const struct ushmem_d
     return (ushmem_ring_word_t *)(uintptr_t)s->ring_tail;
 }
 
-USHMEM_DEVICE_FN const uint64_t *ushmemi_dev_ring_values(const struct ushmem_device_state *s)
+USHMEM_DEVICE_FN uint64_t *ushmemi_dev_ring_values(const struct ushmem_device_state *s)
 {
-    return (const uint64_t *)(uintptr_t)s->ring_values;
+    return (uint64_t *)(uintptr_t)s->ring_values;
 }
 
 /* The offset of a symmetric address from this PE's heap start: the remote
@@ -335,8 +335,8 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit_in_ring(const struct ushmem_device_
                                        ushmemi_dev_ring_done(s), ushmemi_dev_producer(&scratch),
                                        &req);
         if (!put) {
-            ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
-            word = ushmem_ring_result_take_on(s->ring, ushmemi_dev_ring_values(s), ticket);
+            word = ushmem_ring_result_wait_on(s->ring, ushmemi_dev_ring_done(s),
+                                              ushmemi_dev_ring_values(s), ticket, (unsigned)n);
             ushmemi_dev_memcpy(local + done, &word, (size_t)n);
         }
     }
@@ -638,6 +638,9 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo_proxy(const struct ushmem_device_state
                                    ushmemi_dev_producer(&scratch), &req);
     if (!fetch)
         return 0;
+    /* Not watched in its cell, as a get's value is: the atomic's kernel
+     * writes the counter's copy right behind the value, and a loop of
+     * collectives (which fetch through here) went past 64 registers. */
     ushmem_ring_wait_on(s->ring, ushmemi_dev_ring_done(s), ticket);
     if (USHMEMI_DEV_RESULTS_IN_RING)
         result = ushmem_ring_result_take_on(s->ring, ushmemi_dev_ring_values(s), ticket);

@@ -441,6 +441,9 @@ static uint64_t *proxy_done_copy(void)
  * requests to itself do not wait so (one context): at 1 PE on one H200,
  * fetch-add 14.2-15.1 us with the values apart against 17.2-18.2 in the
  * ring's cells. */
+_Static_assert(USHMEM_RING_VALUE_EMPTY == (USHMEM_RING_VALUE_EMPTY & 0xff) * 0x0101010101010101ull,
+               "an empty value cell is one byte repeated, which a memset writes");
+
 static void proxy_ring_apart(bool force_proxy, const struct ushmem_device_peer *peers)
 {
     /* Measurement and test switch: 0, the ring's own tail and cells; 2,
@@ -451,8 +454,10 @@ static void proxy_ring_apart(bool force_proxy, const struct ushmem_device_peer *
     if (dev_api.done_copy == NULL || ushmemi_settings.proxy_ring_size > USHMEMI_RING_DEVICE_SLOTS ||
         (sw != NULL && strcmp(sw, "0") == 0))
         return;
-    ushmemi_host_copy_zero(ushmemi_g.reserved->ring_device,
-                           sizeof(ushmemi_g.reserved->ring_device));
+    /* The tail's line zeroed, every value cell empty (ring.h). */
+    ushmemi_host_copy_zero(ushmemi_g.reserved->ring_device, 8 * sizeof(uint64_t));
+    ushmemi_host_fill(ushmemi_g.reserved->ring_device + 8, USHMEM_RING_VALUE_EMPTY & 0xff,
+                      USHMEMI_RING_DEVICE_SLOTS * sizeof(uint64_t));
     dev_api.ring_tail = ushmemi_g.reserved->ring_device;
     if ((proxied_on_this_device(force_proxy, peers) < 0 && (sw == NULL || strcmp(sw, "3") != 0)) ||
         (sw != NULL && strcmp(sw, "2") == 0))

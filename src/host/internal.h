@@ -292,7 +292,9 @@ void ushmemi_host_copy(const char *call, void *dst, const void *src, size_t len)
 void ushmemi_host_put_copy(const char *call, void *dst, const void *src, size_t len, bool nbi);
 void ushmemi_host_copies_complete(const char *call);
 
-/* Zeroes symmetric memory of this PE (memset, or the device's memset). */
+/* Sets every byte of symmetric memory of this PE to `byte` (memset, or the
+ * device's memset, waited for); copy_zero to 0. */
+void ushmemi_host_fill(void *dst, int byte, size_t len);
 void ushmemi_host_copy_zero(void *dst, size_t len);
 
 /* True when [addr, addr+len) lies in this PE's symmetric heap, reserved area

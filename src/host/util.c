@@ -363,16 +363,21 @@ static void pause_on(const char *call, uint64_t world_epoch, const _Atomic uint6
     nanosleep(&ts, NULL);
 }
 
-void ushmemi_host_copy_zero(void *dst, size_t len)
+void ushmemi_host_fill(void *dst, int byte, size_t len)
 {
     if (ushmemi_g.heap_host_accessible) {
-        memset(dst, 0, len);
+        memset(dst, byte, len);
         return;
     }
-    ushmem_status_t status = ushmemi_g.dev_ops->memset(ushmemi_g.dev, dst, 0, len);
+    ushmem_status_t status = ushmemi_g.dev_ops->memset(ushmemi_g.dev, dst, byte, len);
     if (status == USHMEM_OK)
         status = ushmemi_g.dev_ops->sync(ushmemi_g.dev);
     if (status != USHMEM_OK)
-        ushmemi_fatal("shmem_calloc", "device memset of %zu bytes at %p failed: %s", len, dst,
-                      ushmemi_status_string(status));
+        ushmemi_fatal("shmem_calloc", "device memset of %zu bytes at %p to 0x%02x failed: %s",
+                      len, dst, (unsigned)byte & 0xffu, ushmemi_status_string(status));
+}
+
+void ushmemi_host_copy_zero(void *dst, size_t len)
+{
+    ushmemi_host_fill(dst, 0, len);
 }

@@ -358,6 +358,16 @@ static int params_local_rank, params_local_size, params_idle_spin, params_warm_k
 static uint64_t ring_block[8 + 64] __attribute__((aligned(64)));
 static uint64_t *params_ring_tail, *params_ring_values;
 static atomic_int done_ahead, done_writes, done_fail_next;
+static atomic_int done_held; /* ordered_write64 waits 200 ms first: a slow device */
+static bool fetch_watch;     /* fetch_apart watches its values' cells */
+/* Fills the values kept apart with the empty cell's bytes, as the library
+ * does (ring.h), and sets params_ring_values to them. */
+static void values_apart(void)
+{
+    for (size_t i = 8; i < sizeof(ring_block) / sizeof(ring_block[0]); i++)
+        ring_block[i] = USHMEM_RING_VALUE_EMPTY;
+    params_ring_values = ring_block + 8;
+}
 
 static ushmem_status_t fake_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
 {
@@ -393,6 +403,8 @@ static void setup(void)
     atomic_store(&done_back, 0);
     atomic_store(&check_done_early, 0);
     atomic_store(&done_early, 0);
+    atomic_store(&done_held, 0);
+    fetch_watch = false;
 }
 
 static void teardown(void)
@@ -1057,6 +1069,8 @@ END_TEST
 static ushmem_status_t ordered_write64(struct ushmemi_device *d, uint64_t *addr, uint64_t value)
 {
     (void)d;
+    if (atomic_load(&done_held))
+        usleep(200 * 1000);
     check_not_early(value);
     if (value < ushmem_ring_load_acquire((ushmem_ring_word_t *)addr))
         atomic_store(&done_back, 1);
@@ -1218,7 +1232,9 @@ END_TEST
 static ushmem_ring_word_t *tail_and_values_apart(bool apart)
 {
     params_ring_tail = apart ? ring_block : NULL;
-    params_ring_values = apart ? ring_block + 8 : NULL;
+    params_ring_values = NULL;
+    if (apart)
+        values_apart();
     return (ushmem_ring_word_t *)params_ring_tail;
 }
 
@@ -1552,31 +1568,39 @@ END_TEST
 /* Fetches with the ring's tail (and, where params_ring_values is set, its
  * values) kept apart: each producer takes its tickets from ring_block,
  * waits on the counter's copy and reads its values from ring_block's
- * values, never from the ring's cells, or else from the cells. */
+ * values, never from the ring's cells, or else from the cells. With
+ * fetch_watch, it watches its value's cell (ushmem_ring_result_wait_on)
+ * instead of waiting for the copy first. */
+static uint64_t fetch_result(uint64_t *values, uint64_t t)
+{
+    if (fetch_watch)
+        return ushmem_ring_result_wait_on(ring, &done_cell, values, t, 8);
+    ushmem_ring_wait_on(ring, &done_cell, t);
+    return ushmem_ring_result_take_on(ring, values, t);
+}
+
 static void *fetch_apart(void *arg)
 {
     struct producer *pr = arg;
     struct ushmem_ring_producer prod = {0};
     ushmem_ring_word_t *tail = (ushmem_ring_word_t *)ring_block;
-    const uint64_t *values = params_ring_values;
+    uint64_t *values = params_ring_values;
 
     for (int i = 0; i < pr->n; i++) {
         uint64_t off = offset_of(pr->id, i), want = 0;
         struct ushmem_ring_request g = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
                                         .pe = i % NPES, .offset = off, .value = 8};
         uint64_t t = ushmem_ring_submit_on(ring, tail, &done_cell, &prod, &g);
-        ushmem_ring_wait_on(ring, &done_cell, t);
         for (int b = 7; b >= 0; b--)
             want = want << 8 | (uint8_t)(off + (uint64_t)b);
-        if (ushmem_ring_result_take_on(ring, values, t) != want)
+        if (fetch_result(values, t) != want)
             pr->errors++;
         struct ushmem_ring_request f = {.op = USHMEM_RING_OP_AMO, .amo_op = USHMEM_RING_AMO_ADD,
                                         .amo_type = USHMEM_RING_AMO_INT64,
                                         .flags = USHMEM_RING_FLAG_RESULT, .pe = i % NPES,
                                         .offset = off, .value = (uint64_t)i};
         t = ushmem_ring_submit_on(ring, tail, &done_cell, &prod, &f);
-        ushmem_ring_wait_on(ring, &done_cell, t);
-        if (ushmem_ring_result_take_on(ring, values, t) != (uint64_t)i * 2 + off)
+        if (fetch_result(values, t) != (uint64_t)i * 2 + off)
             pr->errors++;
         pr->tickets[i] = t;
     }
@@ -1592,25 +1616,31 @@ static ushmem_status_t block_write64(struct ushmemi_device *d, uint64_t *addr, u
 }
 
 /* Both kinds of transport, the one the device carries out in order (_i 0,
- * 2) and the one the proxy waits for (_i 1, 3), with the values apart (0,
- * 1) or in the ring's cells (2, 3): 4 producers wrap a 16-slot ring 100
+ * 2, 4) and the one the proxy waits for (_i 1, 3, 5), with the values apart
+ * (0, 1) or in the ring's cells (2, 3): 4 producers wrap a 16-slot ring 100
  * times, every value reaches its producer, the tickets come from the tail
  * apart and never from the ring's, and a quiet of the host waits for what
- * was published. */
+ * was published. 4 and 5: the values apart, watched in their cells, on a
+ * 4-slot ring, where a producer's cell may still hold the value of the
+ * producer a lap before it, not yet taken. */
 START_TEST(ring_tail_and_values_apart)
 {
     const int nprod = 4, n = 200;
+    const uint32_t capacity = _i >= 4 ? 4 : 16;
     static struct ushmemi_device_ops ops;
 
     params_ring_tail = ring_block;
-    params_ring_values = _i < 2 ? ring_block + 8 : NULL;
+    params_ring_values = NULL;
+    if (_i < 2 || _i >= 4)
+        values_apart();
+    fetch_watch = _i >= 4 && getenv("NOWATCH") == NULL;
     if (_i % 2 == 0) {
-        start_ordered_proxy(16);
+        start_ordered_proxy(capacity);
     } else {
         ops = *dev_ops;
         ops.write64 = block_write64;
         params_done_copy = (uint64_t *)&done_cell;
-        start_proxy(&ops, 16);
+        start_proxy(&ops, capacity);
     }
     run_producers(nprod, n, USHMEM_RING_OP_NONE, fetch_apart);
     join_producers(nprod);
@@ -1623,6 +1653,41 @@ START_TEST(ring_tail_and_values_apart)
     ck_assert_uint_eq(ushmemi_proxy_issued(proxy), (uint64_t)nprod * n * 2);
     ck_assert_int_eq(atomic_load(&aborts), 0);
     free_producers();
+}
+END_TEST
+
+/* A producer watching its value's cell takes the value the moment the
+ * device has written it, before the counter's copy completes its ticket (the
+ * device here writes the copy 200 ms late); the cell is empty again after. A
+ * value whose bytes are the empty cell's is taken once its ticket is done. */
+START_TEST(values_taken_before_the_ticket_is_done)
+{
+    struct ushmem_ring_producer prod = {0};
+    ushmem_ring_word_t *tail = tail_and_values_apart(true);
+    struct ushmem_ring_request g = {.op = USHMEM_RING_OP_GET, .flags = USHMEM_RING_FLAG_RESULT,
+                                    .pe = 1, .offset = 0x10, .value = 8};
+
+    start_ordered_proxy(4);
+    atomic_store(&done_held, 1);
+    for (uint64_t i = 0; i < 6; i++) { /* past the ring's first lap */
+        g.offset = 0x10 + 8 * i;
+        uint64_t t = ushmem_ring_submit_on(ring, tail, &done_cell, &prod, &g), want = 0;
+        for (int b = 7; b >= 0; b--)
+            want = want << 8 | (uint8_t)(g.offset + (uint64_t)b);
+        ck_assert_uint_eq(ushmem_ring_result_wait_on(ring, &done_cell, params_ring_values, t, 8),
+                          want);
+        ck_assert(!ushmem_ring_is_done_on(ring, &done_cell, t));
+        ck_assert_uint_eq(params_ring_values[t & 3], USHMEM_RING_VALUE_EMPTY);
+    }
+    atomic_store(&done_held, 0);
+    g.offset = 0xa5; /* one byte, 0xa5: the empty cell's */
+    g.value = 1;
+    uint64_t t = ushmem_ring_submit_on(ring, tail, &done_cell, &prod, &g);
+    ck_assert_uint_eq(ushmem_ring_result_wait_on(ring, &done_cell, params_ring_values, t, 1) & 0xff,
+                      0xa5);
+    ck_assert(ushmem_ring_is_done_on(ring, &done_cell, t));
+    ck_assert_uint_eq(params_ring_values[t & 3], USHMEM_RING_VALUE_EMPTY);
+    ck_assert_int_eq(atomic_load(&aborts), 0);
 }
 END_TEST
 
@@ -2195,7 +2260,8 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, gathered_puts_merge);
     tcase_add_test(tc, gathered_rounds_merge);
     tcase_add_test(tc, reserve_waits_on_the_copy);
-    tcase_add_loop_test(tc, ring_tail_and_values_apart, 0, 4);
+    tcase_add_loop_test(tc, ring_tail_and_values_apart, 0, 6);
+    tcase_add_test(tc, values_taken_before_the_ticket_is_done);
     tcase_add_test(tc, stop_drains_with_the_tail_apart);
     tcase_add_test(tc, published_up_to_the_last);
     tcase_add_test(tc, host_quiet_covers_a_ticket_behind_a_gap);

@@ -61,7 +61,11 @@
  *     value then goes into values[ticket % capacity], written by the
  *     device ahead of the copy of the counter that completes its ticket,
  *     so the producer reads it with no tag to wait for; the cell's ack in
- *     the ring still tells the consumer when the value was read.
+ *     the ring still tells the consumer when the value was read. Between
+ *     values the cell holds USHMEM_RING_VALUE_EMPTY (the library fills
+ *     it so, each reader empties it before its ack), so a producer may
+ *     also take its value as soon as it is written, before its ticket is
+ *     done (ushmem_ring_result_wait_on).
  *   - A put of up to 8 bytes in the request may carry a signal
  *     (FLAG_SIGNAL, with FLAG_INLINE): `reserved` holds the signal word's
  *     offset in the same PE's heap, `compare` the signal's value, `amo_op`
@@ -104,7 +108,7 @@ typedef unsigned long uint64_t;
 #endif
 
 /* Bumped on any change to the layout or the protocol above. */
-#define USHMEM_RING_VERSION 6
+#define USHMEM_RING_VERSION 7
 #define USHMEM_RING_CACHELINE 64
 #define USHMEM_RING_REQUEST_SIZE 64
 
@@ -647,13 +651,18 @@ USHMEM_RING_INLINE void ushmem_ring_wait(struct ushmem_ring_header *r, uint64_t 
     ushmem_ring_wait_on(r, NULL, ticket);
 }
 
+/* The bytes an empty cell of `values` holds: the consumer's device writes a
+ * value over them, and the value's reader writes them back. */
+#define USHMEM_RING_VALUE_EMPTY ((((uint64_t)0xA5A5A5A5u) << 32) | (uint64_t)0xA5A5A5A5u)
+
 /* The value of a done FLAG_RESULT request, read once: acknowledges it so
  * that the consumer may use the cell again. With `values` (the ring's
  * values kept apart, see the protocol), the value is values[ticket %
- * capacity], written before the completion the caller waited for; NULL:
+ * capacity], written before the completion the caller waited for, and the
+ * cell is emptied again; NULL:
  * the cell's own, once its tag names the ticket. */
 USHMEM_RING_INLINE uint64_t ushmem_ring_result_take_on(struct ushmem_ring_header *r,
-                                                       const uint64_t *values, uint64_t ticket)
+                                                       uint64_t *values, uint64_t ticket)
 {
     struct ushmem_ring_result *cells =
         (struct ushmem_ring_result *)((char *)r + r->results_offset);
@@ -662,7 +671,8 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_take_on(struct ushmem_ring_header
     uint64_t value;
 
     if (values != NULL) {
-        value = *(const volatile uint64_t *)&values[index];
+        value = *(volatile uint64_t *)&values[index];
+        *(volatile uint64_t *)&values[index] = USHMEM_RING_VALUE_EMPTY;
     } else {
         unsigned spins = 0;
         while (ushmem_ring_load_acquire(&cell->tag) != ticket + 1)
@@ -676,6 +686,69 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_take_on(struct ushmem_ring_header
 USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r, uint64_t ticket)
 {
     return ushmem_ring_result_take_on(r, NULL, ticket);
+}
+
+/* With `values`, a FLAG_RESULT request's producer watches its cell and
+ * takes the value the moment the device has written it, rather than
+ * waiting for the counter's copy behind it (one more operation of the
+ * device: the copy engine's completion, then its write). A cell is
+ * USHMEM_RING_VALUE_EMPTY's bytes between values; the value's `size` low
+ * bytes (1 to 8: what the copy or the atomic's kernel writes, in one
+ * aligned write) differing from them mark it written. A value that equals
+ * them is taken once the ticket is done, as are all where the cell may not
+ * yet be empty when the producer looks: a ticket of the same cell a lap
+ * earlier may not have been carried out yet (the consumer freed its slot
+ * before), or its reader not have taken its value (its ack not yet equal
+ * to the cell's tag, which the consumer sets when it lends the cell). The
+ * consumer writes the cell again only after that ack, and the reader
+ * empties the cell before its ack. -DUSHMEMI_RING_VALUE_WATCH=0 (a
+ * measurement switch) always waits for the ticket. */
+#ifndef USHMEMI_RING_VALUE_WATCH
+#define USHMEMI_RING_VALUE_WATCH 1
+#endif
+
+/* Waits for a FLAG_RESULT request and takes its value, once; `size` is the
+ * value's bytes. Without `values`, ushmem_ring_wait_on and then
+ * ushmem_ring_result_take_on. */
+USHMEM_RING_INLINE uint64_t ushmem_ring_result_wait_on(struct ushmem_ring_header *r,
+                                                       ushmem_ring_word_t *done,
+                                                       uint64_t *values, uint64_t ticket,
+                                                       unsigned size)
+{
+    if (values == NULL || !USHMEMI_RING_VALUE_WATCH) {
+        ushmem_ring_wait_on(r, done, ticket);
+        return ushmem_ring_result_take_on(r, values, ticket);
+    }
+    uint64_t capacity = r->capacity, index = ticket & (capacity - 1), mask = 0, tag, value;
+    struct ushmem_ring_result *cell =
+        (struct ushmem_ring_result *)((char *)r + r->results_offset) + index;
+    volatile uint64_t *v = &values[index];
+    unsigned spins = 0;
+
+    /* The cell is this ticket's to watch (mask not 0) once every earlier
+     * ticket of the same cell has been carried out (done past the ticket a
+     * lap before) and the last one lent it was read (its ack equals the
+     * cell's tag), or once it is lent to this ticket. Acquires: the cell's
+     * emptying, before the ack or the tag that followed it, is then seen by
+     * the loads below. */
+    if (ticket < capacity || ushmem_ring_is_done_on(r, done, ticket - capacity)) {
+        tag = ushmem_ring_load_acquire(&cell->tag);
+        if (tag == ticket + 1 || ushmem_ring_load_acquire(&cell->ack) == tag)
+            mask = size >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * size)) - 1;
+    }
+    for (;;) {
+        value = *v;
+        if (((value ^ USHMEM_RING_VALUE_EMPTY) & mask) != 0)
+            break;
+        if (ushmem_ring_is_done_on(r, done, ticket)) {
+            value = *v;
+            break;
+        }
+        ushmem_ring_backoff(&spins);
+    }
+    *v = USHMEM_RING_VALUE_EMPTY;
+    ushmem_ring_store_release(&cell->ack, ticket + 1);
+    return value;
 }
 
 /* Waits until every request this producer submitted is done. */
