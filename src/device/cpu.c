@@ -797,7 +797,7 @@ static ushmem_status_t cpu_store(struct ushmemi_device *dev, void *addr, uint64_
         return USHMEM_ERR_INVALID_PARAM;
     }
     ushmem_status_t status = cpu_copy(dev, addr, &value, size); /* the host is little-endian */
-    if (status == USHMEM_OK && then != NULL)
+    for (; status == USHMEM_OK && then != NULL; then = then->next)
         status = cpu_write64(dev, then->addr, then->value);
     return status;
 }

@@ -847,12 +847,18 @@ ushmem_status_t ushmemi_cuda_copy(struct ushmemi_device *dev, void *dst, const v
     return USHMEM_OK;
 }
 
-/* A store of 4 or 8 aligned bytes and the write behind it as one batch of
- * two stream memory operations: one call into the driver instead of two. */
+/* Writes a store's `then` writes may chain in one batch (a put's signal,
+ * then the proxy's counter's copy). */
+#define STORE_THEN_MAX 3
+
+/* A store of 4 or 8 aligned bytes and the writes behind it (then and its
+ * next, up to STORE_THEN_MAX, each 8 aligned bytes) as one batch of stream
+ * memory operations: one call into the driver instead of one each. */
 static CUresult store_then(struct ushmemi_device *dev, CUdeviceptr p, uint64_t value,
                            size_t size, const struct ushmemi_dev_then *then)
 {
-    CUstreamBatchMemOpParams ops[2];
+    CUstreamBatchMemOpParams ops[1 + STORE_THEN_MAX];
+    unsigned n = 1;
     memset(ops, 0, sizeof(ops));
     ops[0].writeValue.operation =
         size == 8 ? CU_STREAM_MEM_OP_WRITE_VALUE_64 : CU_STREAM_MEM_OP_WRITE_VALUE_32;
@@ -861,12 +867,26 @@ static CUresult store_then(struct ushmemi_device *dev, CUdeviceptr p, uint64_t v
         ops[0].writeValue.value64 = value;
     else
         ops[0].writeValue.value = (cuuint32_t)value;
-    ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
-    ops[1].writeValue.address = as_devptr(then->addr);
-    ops[1].writeValue.value64 = then->value;
-    /* Each with its memory barrier, as stream_write64's. */
-    ops[0].writeValue.flags = ops[1].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
-    return ushmemi_cu.cuStreamBatchMemOp(dev->stream, 2, ops, 0);
+    for (; then != NULL; then = then->next, n++) {
+        ops[n].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        ops[n].writeValue.address = as_devptr(then->addr);
+        ops[n].writeValue.value64 = then->value;
+    }
+    /* Each with its memory barrier, as stream_write64's: a write is seen
+     * only after the ones before it. */
+    for (unsigned i = 0; i < n; i++)
+        ops[i].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    return ushmemi_cu.cuStreamBatchMemOp(dev->stream, n, ops, 0);
+}
+
+/* True when store_then takes these writes. */
+static bool then_batches(const struct ushmemi_dev_then *then)
+{
+    unsigned n = 0;
+    for (; then != NULL; then = then->next, n++)
+        if (n == STORE_THEN_MAX || ((uintptr_t)then->addr & 7) != 0)
+            return false;
+    return true;
 }
 
 /* A 4- or 8-byte aligned word by a stream memory operation, other sizes and
@@ -888,7 +908,7 @@ ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint6
     CUdeviceptr p = as_devptr(addr);
     CUresult r;
     const char *call;
-    if (then != NULL && (size == 8 || size == 4) && (p & (size - 1)) == 0) {
+    if (then != NULL && (size == 8 || size == 4) && (p & (size - 1)) == 0 && then_batches(then)) {
         r = store_then(dev, p, value, size, then);
         if (r != CUDA_SUCCESS)
             return ushmemi_cuda_fail("cuStreamBatchMemOp_v2", r, "a store of %zu bytes at %p "
@@ -915,8 +935,9 @@ ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint6
     }
     if (r != CUDA_SUCCESS)
         return ushmemi_cuda_fail(call, r, "a store of %zu bytes at %p", size, addr);
-    return then != NULL ? ushmemi_cuda_stream_write64(dev, dev->stream, then->addr, then->value)
-                        : USHMEM_OK;
+    for (; status == USHMEM_OK && then != NULL; then = then->next)
+        status = ushmemi_cuda_stream_write64(dev, dev->stream, then->addr, then->value);
+    return status;
 }
 
 ushmem_status_t ushmemi_cuda_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)

@@ -172,10 +172,14 @@ const char *ushmemi_reduce_kind_name(enum ushmemi_reduce_kind kind);
 
 /* A 64-bit word of the device's memory and the value an operation queued
  * with it writes there once that operation is done, as a write64 queued
- * right behind it would (the proxy's completed counter's copy). */
+ * right behind it would (the proxy's completed counter's copy). `next`
+ * (NULL: none), for store only: another such write after this one (a
+ * signal, then the counter's copy), in the same submission where the
+ * device can; its word may be a peer's as mapped here. */
 struct ushmemi_dev_then {
     uint64_t *addr;
     uint64_t value;
+    const struct ushmemi_dev_then *next;
 };
 
 struct ushmemi_device_ops {
@@ -279,7 +283,8 @@ struct ushmemi_device_ops {
      * 4-byte word in the low half) is written to it, memory the device can
      * write (host memory from host_alloc, or device memory).
      * Both take a `then` (NULL: none): a write64 queued right behind them,
-     * which the backend may fold into the same submission. */
+     * which the backend may fold into the same submission; store follows
+     * its `next` writes too, each after the one before. */
     ushmem_status_t (*store)(struct ushmemi_device *dev, void *addr, uint64_t value, size_t size,
                              const struct ushmemi_dev_then *then);
     ushmem_status_t (*amo_async)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,

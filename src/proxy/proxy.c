@@ -121,6 +121,9 @@ struct ushmemi_proxy {
     /* While the put of a put with signal runs: its ticket is complete only
      * once the signal is queued too, so nothing folds into the put. */
     bool fold_held;
+    /* A put with a signal set in one submission where the transport can
+     * (put_signal_at_once); 0 (a measurement switch) takes them apart. */
+    int signal_chain;
     unsigned long failures; /* requests reported by fail() */
     struct gathered_put {
         int pe;
@@ -459,7 +462,7 @@ static const struct ushmemi_dev_then *fold_done(struct ushmemi_proxy *p,
     if (p->fold == 0 || p->fold_held || p->done_copy == NULL || p->nbi_pending || p->done_failed ||
         (!blocking(req) && ushmemi_ring_waiting(p->ring)))
         return NULL;
-    *then = (struct ushmemi_dev_then){p->done_copy, ticket + 1};
+    *then = (struct ushmemi_dev_then){p->done_copy, ticket + 1, NULL};
     return then;
 }
 
@@ -588,6 +591,41 @@ static void refuse_result(struct ushmemi_proxy *p, const struct ushmem_ring_requ
 static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
                     uint64_t ticket);
 
+/* A put with a signal set, to a PE reached through an ordered transport
+ * that chains the two: the store, the signal's write behind it and the
+ * counter's copy (folded as for any store) in one submission, where apart
+ * they took two calls into the driver one after the other before the
+ * signal could leave. False where that does not apply: the caller takes
+ * the put and the signal apart. */
+static bool put_signal_at_once(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
+                               uint64_t ticket)
+{
+    if (p->signal_chain == 0 || req->amo_op != USHMEM_RING_AMO_SET || req->value == 0 ||
+        req->value > sizeof(uint64_t) || req->pe < 0 || req->pe >= p->npes ||
+        p->pe_transport[req->pe] < 0)
+        return false;
+    const struct transport_ref *tr = &p->transports[p->pe_transport[req->pe]];
+    if (!tr->ordered || tr->ops->put_value_signal_nbi == NULL)
+        return false;
+    struct ushmemi_dev_then then_word;
+    const struct ushmemi_dev_then *then = fold_done(p, req, ticket, &then_word);
+    ushmem_status_t status =
+        tr->ops->put_value_signal_nbi(tr->t, req->pe, req->offset, req->local, req->value,
+                                      req->reserved, req->compare, then);
+    if (status != USHMEM_OK) {
+        fail(p, status, ticket,
+             "put with signal to PE %d failed: remote offset 0x%" PRIx64 ", %" PRIu64
+             " bytes, signal set to %" PRIu64 " at remote offset 0x%" PRIx64 ": %s",
+             req->pe, req->offset, req->value, req->compare, req->reserved,
+             ushmemi_status_string(status));
+        return true;
+    }
+    p->device_pending = true;
+    if (then != NULL)
+        p->done_copied = then->value;
+    return true;
+}
+
 /* A put that carries a signal (FLAG_SIGNAL, ring.h): the put, then the
  * signal as the non-fetching atomic it stands for, both under the
  * request's ticket, on whatever transport reaches the PE: a blocking put
@@ -608,6 +646,8 @@ static void execute_put_signal(struct ushmemi_proxy *p, const struct ushmem_ring
              req->offset, req->reserved, req->compare);
         return;
     }
+    if (put_signal_at_once(p, req, ticket))
+        return;
     struct ushmem_ring_request put = *req, signal = {0};
     put.flags = (uint8_t)(req->flags & ~USHMEM_RING_FLAG_SIGNAL);
     put.amo_op = put.amo_type = 0;
@@ -1261,6 +1301,8 @@ ushmem_status_t ushmemi_proxy_start(const struct ushmemi_proxy_params *params,
     p->warm = warm != NULL ? atoi(warm) : 4;
     const char *fold = getenv("USHMEMI_PROXY_FOLD"); /* measurement switch */
     p->fold = fold != NULL ? atoi(fold) : 1;
+    const char *chain = getenv("USHMEMI_PROXY_SIGNAL_CHAIN"); /* measurement switch */
+    p->signal_chain = chain != NULL ? atoi(chain) : 1;
     p->stats.timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;
     p->abort_ctx = params->abort_ctx;
     atomic_init(&p->stop, false);

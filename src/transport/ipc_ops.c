@@ -325,19 +325,50 @@ _Static_assert((int)USHMEMI_AMO_FETCH == (int)USHMEM_RING_AMO_FETCH &&
                    (int)USHMEMI_AMO_XOR == (int)USHMEM_RING_AMO_XOR,
                "the transport and the ring number the atomics alike");
 
+/* Where a store of len bytes at sym_offset of PE pe goes, once the backend
+ * can queue one. */
+static ushmem_status_t store_target(const struct ushmemi_transport *t, const char *what, int pe,
+                                   uint64_t sym_offset, size_t len, char **ptr_p)
+{
+    ushmem_status_t status = resolve(t, what, pe, sym_offset, len, ptr_p);
+    if (status == USHMEM_OK && t->dev_ops->store == NULL) {
+        ushmemi_error("ipc transport: the %s backend cannot queue a store", t->dev_ops->name);
+        status = USHMEM_ERR_UNSUPPORTED;
+    }
+    return status;
+}
+
 static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
                                         uint64_t sym_offset, uint64_t value, size_t len,
                                         const struct ushmemi_dev_then *then)
 {
     char *dst;
-    ushmem_status_t status = resolve(t, "put", pe, sym_offset, len, &dst);
+    ushmem_status_t status = store_target(t, "put", pe, sym_offset, len, &dst);
+    return status == USHMEM_OK ? t->dev_ops->store(t->dev, dst, value, len, then) : status;
+}
+
+/* The put's store with the signal's write chained behind it (and `then`
+ * behind that): one submission. A signal word that is not 8-byte aligned
+ * takes a store of its own, as put_value_nbi's; one outside the heap
+ * leaves the put alone, as a failed signal after put_value_nbi would. */
+static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int pe,
+                                               uint64_t sym_offset, uint64_t value, size_t len,
+                                               uint64_t sig_offset, uint64_t sig_value,
+                                               const struct ushmemi_dev_then *then)
+{
+    char *dst, *sig;
+    ushmem_status_t status = store_target(t, "put", pe, sym_offset, len, &dst);
     if (status != USHMEM_OK)
         return status;
-    if (t->dev_ops->store == NULL) {
-        ushmemi_error("ipc transport: the %s backend cannot queue a store", t->dev_ops->name);
-        return USHMEM_ERR_UNSUPPORTED;
+    status = resolve(t, "signal", pe, sig_offset, sizeof(uint64_t), &sig);
+    if (status == USHMEM_OK && ((uintptr_t)sig & 7) == 0) {
+        struct ushmemi_dev_then signal = {(uint64_t *)(void *)sig, sig_value, then};
+        return t->dev_ops->store(t->dev, dst, value, len, &signal);
     }
-    return t->dev_ops->store(t->dev, dst, value, len, then);
+    ushmem_status_t put = t->dev_ops->store(t->dev, dst, value, len, NULL);
+    if (put != USHMEM_OK || status != USHMEM_OK)
+        return put != USHMEM_OK ? put : status;
+    return t->dev_ops->store(t->dev, sig, sig_value, sizeof(uint64_t), then);
 }
 
 static ushmem_status_t ce_atomic_nbi(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
@@ -380,6 +411,7 @@ const struct ushmemi_transport_ops ushmemi_transport_ipc_ce_ops = {
     .device_ordered = true,
     .put_value_nbi = ce_put_value_nbi,
     .atomic_nbi = ce_atomic_nbi,
+    .put_value_signal_nbi = ce_put_value_signal_nbi,
 };
 
 ushmem_status_t ushmemi_ipc_transport_set_device(struct ushmemi_transport *t,

@@ -136,7 +136,11 @@ struct ushmemi_transport_ops {
      * atomic_nbi: the atomic; when result is not NULL, the old value (4
      * bytes in the low half) is written there, memory the device can write,
      * once it has run.
-     * Both take a `then` (NULL: none): the device's write64 right behind
+     * put_value_signal_nbi (optional, NULL: put_value_nbi and then the
+     * signal's own): put_value_nbi's put, then a 64-bit word of sig_value
+     * at sig_offset of the same PE (a put with a signal set), seen only
+     * after the put, in one submission where the device can.
+     * All take a `then` (NULL: none): the device's write64 right behind
      * them, in the same submission where the device can (the proxy's
      * completed counter's copy without a call of its own). */
     bool device_ordered;
@@ -147,6 +151,10 @@ struct ushmemi_transport_ops {
                                   enum ushmemi_amo_op op, enum ushmemi_amo_type type,
                                   uint64_t operand, uint64_t compare, uint64_t *result,
                                   const struct ushmemi_dev_then *then);
+    ushmem_status_t (*put_value_signal_nbi)(struct ushmemi_transport *t, int pe,
+                                            uint64_t sym_offset, uint64_t value, size_t len,
+                                            uint64_t sig_offset, uint64_t sig_value,
+                                            const struct ushmemi_dev_then *then);
 
     /* Optional (NULL: the transport cannot follow a heap that grows).
      * Collective over all PEs: every PE's heap (the one given at init) now

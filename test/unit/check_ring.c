@@ -214,8 +214,17 @@ static ushmem_status_t mock_ordered_get_nbi(struct ushmemi_transport *t, int pe,
 {
     if (pe == t->fail_pe)
         return USHMEM_ERR_TRANSPORT;
-    for (size_t i = 0; i < len; i++)
-        ((unsigned char *)dst)[i] = (unsigned char)(offset + i);
+    /* An aligned 8 bytes in one write, as a device writes a word whole (a
+     * producer may watch it, ring.h); other sizes byte by byte. */
+    if (len == 8 && ((uintptr_t)dst & 7) == 0) {
+        uint64_t word = 0;
+        for (int b = 7; b >= 0; b--)
+            word = word << 8 | (uint8_t)(offset + (uint64_t)b);
+        __atomic_store_n((uint64_t *)dst, word, __ATOMIC_RELAXED);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            ((unsigned char *)dst)[i] = (unsigned char)(offset + i);
+    }
     record(t, CALL_GET_NBI, pe, offset, (uint64_t)(uintptr_t)dst, len);
     return USHMEM_OK;
 }
@@ -276,6 +285,26 @@ static ushmem_status_t mock_atomic_nbi(struct ushmemi_transport *t, int pe, uint
     call->then = then != NULL;
     mock_then(then);
     return USHMEM_OK;
+}
+
+/* put_value_signal_nbi as the copy-engine road does it: the store, then
+ * the signal's store behind it, one call; mock_chained counts them. */
+static atomic_int mock_chained;
+/* The ordered transport start_ordered_proxy takes: mock_ordered_ops, or
+ * with chain_signals its copy that chains a put's signal. */
+static bool chain_signals;
+
+static ushmem_status_t mock_put_value_signal_nbi(struct ushmemi_transport *t, int pe,
+                                                 uint64_t offset, uint64_t value, size_t len,
+                                                 uint64_t sig_offset, uint64_t sig_value,
+                                                 const struct ushmemi_dev_then *then)
+{
+    if (pe == t->fail_pe)
+        return USHMEM_ERR_TRANSPORT;
+    atomic_fetch_add(&mock_chained, 1);
+    ushmem_status_t status = mock_put_value_nbi(t, pe, offset, value, len, NULL);
+    return status == USHMEM_OK ? mock_put_value_nbi(t, pe, sig_offset, sig_value, 8, then)
+                               : status;
 }
 
 static const struct ushmemi_transport_ops mock_ordered_ops = {
@@ -405,6 +434,8 @@ static void setup(void)
     atomic_store(&done_early, 0);
     atomic_store(&done_held, 0);
     fetch_watch = false;
+    chain_signals = false;
+    atomic_store(&mock_chained, 0);
 }
 
 static void teardown(void)
@@ -1082,11 +1113,14 @@ static ushmem_status_t ordered_write64(struct ushmemi_device *d, uint64_t *addr,
 static void start_ordered_proxy(uint32_t capacity)
 {
     static struct ushmemi_device_ops ops; /* outlives the test: teardown stops the proxy */
+    static struct ushmemi_transport_ops chaining;
 
     ops = *dev_ops;
     ops.write64 = ordered_write64;
     params_done_copy = (uint64_t *)&done_cell;
-    params_transport_ops = &mock_ordered_ops;
+    chaining = mock_ordered_ops;
+    chaining.put_value_signal_nbi = mock_put_value_signal_nbi;
+    params_transport_ops = chain_signals ? &chaining : &mock_ordered_ops;
     start_proxy_devmem(&ops, capacity, USHMEMI_PROXY_DEVMEM_PASS);
 }
 
@@ -1142,18 +1176,24 @@ END_TEST
 /* A put of up to 8 bytes with its signal is one request (FLAG_SIGNAL): the
  * put, then the signal as a 64-bit set or add to the same PE, under one
  * ticket, through a transport that waits for each call (_i 0) or one whose
- * device carries them out in order (_i 1), where the counter's copy comes
- * with the signal only, never with the put before it. Neither the counter
- * nor its copy passes the ticket before the signal's call. A request whose
- * signal is neither a set nor an add is refused without a call, and a put
- * that fails sends no signal, on either road. */
+ * device carries them out in order (_i 1, 2), where the counter's copy
+ * comes with the signal only, never with the put before it. Neither the
+ * counter nor its copy passes the ticket before the signal's call. With a
+ * transport that chains a signal behind its put (_i 2), a set goes to it
+ * as one call (an add, which needs an atomic, still goes apart), unless
+ * USHMEMI_PROXY_SIGNAL_CHAIN=0 (_i 3). A request whose signal is neither a
+ * set nor an add is refused without a call, and a put that fails sends no
+ * signal, on either road. */
 START_TEST(put_with_signal_is_one_request)
 {
     struct ushmem_ring_producer prod = {0};
-    bool ordered = _i == 1;
+    bool ordered = _i >= 1;
     ushmem_ring_word_t *done = ordered ? &done_cell : NULL;
     int saved = ushmemi_log_level;
 
+    chain_signals = _i >= 2;
+    if (_i == 3)
+        setenv("USHMEMI_PROXY_SIGNAL_CHAIN", "0", 1);
     if (ordered) {
         atomic_store(&check_done_early, 1);
         start_ordered_proxy(16);
@@ -1204,6 +1244,7 @@ START_TEST(put_with_signal_is_one_request)
         ck_assert_uint_eq(atomic_load(&mock_thens), 2);
         ck_assert_int_eq(atomic_load(&done_early), 0);
     }
+    ck_assert_int_eq(atomic_load(&mock_chained), _i == 2 ? 1 : 0);
     ck_assert_int_eq(atomic_load(&mock.completed_ahead), 0);
     ck_assert_int_eq(atomic_load(&aborts), 0);
 
@@ -2254,7 +2295,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, device_copy_needs_write64);
     tcase_add_test(tc, ordered_requests_complete_by_the_copy);
     tcase_add_loop_test(tc, counter_copy_folded_into_the_request, 0, 4);
-    tcase_add_loop_test(tc, put_with_signal_is_one_request, 0, 2);
+    tcase_add_loop_test(tc, put_with_signal_is_one_request, 0, 4);
     tcase_add_loop_test(tc, failed_request_reads_zero, 0, 2);
     tcase_add_loop_test(tc, spinning_proxy_keeps_warm, 0, 3);
     tcase_add_test(tc, gathered_puts_merge);

@@ -693,7 +693,7 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r
  * waiting for the counter's copy behind it (one more operation of the
  * device: the copy engine's completion, then its write). A cell is
  * USHMEM_RING_VALUE_EMPTY's bytes between values; the value's `size` low
- * bytes (1 to 8: what the copy or the atomic's kernel writes, in one
+ * bytes (1, 2, 4 or 8: what the copy or the atomic's kernel writes, in one
  * aligned write) differing from them mark it written. A value that equals
  * them is taken once the ticket is done, as are all where the cell may not
  * yet be empty when the producer looks: a ticket of the same cell a lap
@@ -715,9 +715,14 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_wait_on(struct ushmem_ring_header
                                                        uint64_t *values, uint64_t ticket,
                                                        unsigned size)
 {
-    if (values == NULL || !USHMEMI_RING_VALUE_WATCH) {
+#if USHMEMI_RING_VALUE_WATCH
+    if (values == NULL) {
+#else
+    (void)size;
+#endif
         ushmem_ring_wait_on(r, done, ticket);
         return ushmem_ring_result_take_on(r, values, ticket);
+#if USHMEMI_RING_VALUE_WATCH
     }
     uint64_t capacity = r->capacity, index = ticket & (capacity - 1), mask = 0, tag, value;
     struct ushmem_ring_result *cell =
@@ -725,13 +730,16 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_wait_on(struct ushmem_ring_header
     volatile uint64_t *v = &values[index];
     unsigned spins = 0;
 
-    /* The cell is this ticket's to watch (mask not 0) once every earlier
+    /* A value of 1, 2, 4 or 8 bytes, which a device writes whole; others
+     * (a copy may write them in pieces) wait for the ticket. The cell is
+     * this ticket's to watch (mask not 0) once every earlier
      * ticket of the same cell has been carried out (done past the ticket a
      * lap before) and the last one lent it was read (its ack equals the
      * cell's tag), or once it is lent to this ticket. Acquires: the cell's
      * emptying, before the ack or the tag that followed it, is then seen by
      * the loads below. */
-    if (ticket < capacity || ushmem_ring_is_done_on(r, done, ticket - capacity)) {
+    if ((size & (size - 1)) == 0 && size <= 8 &&
+        (ticket < capacity || ushmem_ring_is_done_on(r, done, ticket - capacity))) {
         tag = ushmem_ring_load_acquire(&cell->tag);
         if (tag == ticket + 1 || ushmem_ring_load_acquire(&cell->ack) == tag)
             mask = size >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * size)) - 1;
@@ -749,6 +757,7 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_wait_on(struct ushmem_ring_header
     *v = USHMEM_RING_VALUE_EMPTY;
     ushmem_ring_store_release(&cell->ack, ticket + 1);
     return value;
+#endif
 }
 
 /* Waits until every request this producer submitted is done. */
