@@ -135,3 +135,24 @@ TEAM(team_query, long,
                nvshmem_team_translate_pe(team, i, NVSHMEM_TEAM_WORLD))
 TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
      nvshmemx_long_sum_reduce_block(team, dest + n, source, n); nvshmemx_barrier_block(team))
+
+/* Six different collectives behind each other on the world, at each
+ * scope, as a program's one communication kernel might call them: within
+ * the budget. (With the team a kernel argument they need 76 to 82
+ * registers, docs/status.md; NVSHMEM 3.4.5's own headers give 134 to 196
+ * for all six shapes.) */
+#define SIX(NAME, PFX, SC)                                                                 \
+    __global__ void NAME(int *d, const int *s, size_t n, int iters)                       \
+    {                                                                                      \
+        for (int i = 0; i < iters; i++) {                                                  \
+            PFX##_int_alltoall##SC(NVSHMEM_TEAM_WORLD, d, s, n);                           \
+            PFX##_int_fcollect##SC(NVSHMEM_TEAM_WORLD, d + n, s, n);                       \
+            PFX##_int_sum_reduce##SC(NVSHMEM_TEAM_WORLD, d + 2 * n, s, n);                 \
+            PFX##_int_max_reduce##SC(NVSHMEM_TEAM_WORLD, d + 3 * n, s, n);                 \
+            PFX##_int_sum_reducescatter##SC(NVSHMEM_TEAM_WORLD, d + 4 * n, s, n);          \
+            PFX##_int_broadcast##SC(NVSHMEM_TEAM_WORLD, d + 5 * n, s, n, 0);               \
+        }                                                                                  \
+    }
+SIX(six_world_t, nvshmem, )
+SIX(six_world_w, nvshmemx, _warp)
+SIX(six_world_b, nvshmemx, _block)
