@@ -612,15 +612,18 @@ static bool put_signal_at_once(struct ushmemi_proxy *p, const struct ushmem_ring
     ushmem_status_t status =
         tr->ops->put_value_signal_nbi(tr->t, req->pe, req->offset, req->local, req->value,
                                       req->reserved, req->compare, then);
+    /* The put may be queued even where the signal failed: the device is
+     * waited for either way before the ticket completes. */
+    p->device_pending = true;
     if (status != USHMEM_OK) {
         fail(p, status, ticket,
              "put with signal to PE %d failed: remote offset 0x%" PRIx64 ", %" PRIu64
-             " bytes, signal set to %" PRIu64 " at remote offset 0x%" PRIx64 ": %s",
+             " bytes, signal set to %" PRIu64 " at remote offset 0x%" PRIx64
+             " (the put may have gone, the signal did not): %s",
              req->pe, req->offset, req->value, req->compare, req->reserved,
              ushmemi_status_string(status));
         return true;
     }
-    p->device_pending = true;
     if (then != NULL)
         p->done_copied = then->value;
     return true;

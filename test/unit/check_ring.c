@@ -1265,6 +1265,7 @@ START_TEST(put_with_signal_is_one_request)
     ck_assert_ptr_nonnull(strstr(abort_msg, "put with signal to PE 1 refused")); /* the first */
     ck_assert_uint_eq(atomic_load(&mock.ncalls), 4); /* no signal behind the failed put */
     ushmemi_log_level = saved;
+    unsetenv("USHMEMI_PROXY_SIGNAL_CHAIN");
 }
 END_TEST
 

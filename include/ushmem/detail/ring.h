@@ -694,7 +694,8 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r
  * device: the copy engine's completion, then its write). A cell is
  * USHMEM_RING_VALUE_EMPTY's bytes between values; the value's `size` low
  * bytes (1, 2, 4 or 8: what the copy or the atomic's kernel writes, in one
- * aligned write) differing from them mark it written. A value that equals
+ * aligned write, from a source aligned to its size; 0: not watched)
+ * differing from them mark it written. A value that equals
  * them is taken once the ticket is done, as are all where the cell may not
  * yet be empty when the producer looks: a ticket of the same cell a lap
  * earlier may not have been carried out yet (the consumer freed its slot
@@ -731,14 +732,14 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_wait_on(struct ushmem_ring_header
     unsigned spins = 0;
 
     /* A value of 1, 2, 4 or 8 bytes, which a device writes whole; others
-     * (a copy may write them in pieces) wait for the ticket. The cell is
+     * (a copy may write them in pieces) and size 0 wait for the ticket. The cell is
      * this ticket's to watch (mask not 0) once every earlier
      * ticket of the same cell has been carried out (done past the ticket a
      * lap before) and the last one lent it was read (its ack equals the
      * cell's tag), or once it is lent to this ticket. Acquires: the cell's
      * emptying, before the ack or the tag that followed it, is then seen by
      * the loads below. */
-    if ((size & (size - 1)) == 0 && size <= 8 &&
+    if (size != 0 && (size & (size - 1)) == 0 && size <= 8 &&
         (ticket < capacity || ushmem_ring_is_done_on(r, done, ticket - capacity))) {
         tag = ushmem_ring_load_acquire(&cell->tag);
         if (tag == ticket + 1 || ushmem_ring_load_acquire(&cell->ack) == tag)
