@@ -336,10 +336,10 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_submit_in_ring(const struct ushmem_device_
                                        &req);
         if (!put) {
             /* Watched only where the source is aligned to the size (0: not
-             * watched), which a copy then writes whole. */
+             * watched) and the backend's copies write such a word whole. */
             word = ushmem_ring_result_wait_on(
                 s->ring, ushmemi_dev_ring_done(s), ushmemi_dev_ring_values(s), ticket,
-                ((req.offset | n) & (n - 1)) == 0 ? (unsigned)n : 0u);
+                s->values_watched && ((req.offset | n) & (n - 1)) == 0 ? (unsigned)n : 0u);
             ushmemi_dev_memcpy(local + done, &word, (size_t)n);
         }
     }

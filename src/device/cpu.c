@@ -671,12 +671,33 @@ static ushmem_status_t cpu_memory_size(struct ushmemi_device *dev, size_t *bytes
     return USHMEM_OK;
 }
 
+/* A copy's bytes as a device writes them: a naturally aligned 1, 2, 4 or 8
+ * bytes in one store, once (copy_writes_words_whole). memcpy writes such a
+ * word with two overlapping stores, and a reader that took the value after
+ * the first and emptied its cell (ring.h's values apart) found the second
+ * write's value there on its next lap, taking it for the next ticket's. */
+static void land_bytes(void *dst, const void *src, size_t len)
+{
+    if ((len == 1 || len == 2 || len == 4 || len == 8) && ((uintptr_t)dst & (len - 1)) == 0) {
+        uint64_t word = 0;
+        memcpy(&word, src, len); /* the host is little-endian */
+        switch (len) {
+        case 1: __atomic_store_n((uint8_t *)dst, (uint8_t)word, __ATOMIC_RELAXED); break;
+        case 2: __atomic_store_n((uint16_t *)dst, (uint16_t)word, __ATOMIC_RELAXED); break;
+        case 4: __atomic_store_n((uint32_t *)dst, (uint32_t)word, __ATOMIC_RELAXED); break;
+        default: __atomic_store_n((uint64_t *)dst, word, __ATOMIC_RELAXED); break;
+        }
+        return;
+    }
+    memcpy(dst, src, len);
+}
+
 /* Lands every queued copy, in order; the caller holds dev->lock. */
 static void land_pending(struct ushmemi_device *dev)
 {
     for (size_t i = 0; i < dev->npending; i++) {
         const struct pending_copy *c = &dev->pending[i];
-        memcpy(c->dst, c->staged != NULL ? c->staged : c->src, c->len);
+        land_bytes(c->dst, c->staged != NULL ? c->staged : c->src, c->len);
         free(c->staged);
     }
     dev->npending = 0;
@@ -751,7 +772,7 @@ static ushmem_status_t cpu_amo(struct ushmemi_device *dev, void *addr, unsigned 
 static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const void *src, size_t len)
 {
     if (!ushmemi_settings.cpu_device_heap || len == 0) {
-        memcpy(dst, src, len);
+        land_bytes(dst, src, len);
         return USHMEM_OK;
     }
     pthread_mutex_lock(&dev->lock);
@@ -773,7 +794,7 @@ static ushmem_status_t cpu_copy(struct ushmemi_device *dev, void *dst, const voi
         if (grown == NULL) {
             land_pending(dev); /* no room to queue: land everything now */
             pthread_mutex_unlock(&dev->lock);
-            memcpy(dst, staged != NULL ? staged : src, len);
+            land_bytes(dst, staged != NULL ? staged : src, len);
             free(staged);
             return USHMEM_OK;
         }
@@ -998,6 +1019,7 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .share_static = cpu_share_static,
     .unshare_static = cpu_unshare_static,
     .copy = cpu_copy,
+    .copy_writes_words_whole = true,
     .memset = cpu_memset,
     .sync = cpu_sync,
     .amo = cpu_amo,

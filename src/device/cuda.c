@@ -680,6 +680,7 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .share_static = cuda_share_static,
     .unshare_static = cuda_unshare_static,
     .copy = ushmemi_cuda_copy,
+    .copy_writes_words_whole = true, /* one write of the copy engine */
     .memset = ushmemi_cuda_memset,
     .sync = ushmemi_cuda_sync,
     .write64 = ushmemi_cuda_write64,

@@ -258,6 +258,13 @@ struct ushmemi_device_ops {
 
     /* Copy engine: asynchronous until sync. */
     ushmem_status_t (*copy)(struct ushmemi_device *dev, void *dst, const void *src, size_t len);
+    /* True where copy writes a naturally aligned 1, 2, 4 or 8 bytes in one
+     * write, once, as write64 and amo_async's result do: a value copied
+     * into a cell that its reader watches and empties (ring.h's values
+     * apart) is then never seen half written, nor written again after it
+     * was emptied. False where that is not known (device code then waits
+     * for the ticket instead). */
+    bool copy_writes_words_whole;
     ushmem_status_t (*memset)(struct ushmemi_device *dev, void *dst, int value, size_t len);
     ushmem_status_t (*sync)(struct ushmemi_device *dev);
     /* Writes a 64-bit word of this device's memory once the copies queued

@@ -588,6 +588,8 @@ ushmem_status_t ushmemi_device_api_init(void)
                                 : 0,
         .ring_tail = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_tail : 0,
         .ring_values = ushmemi_g.proxy != NULL ? (uint64_t)(uintptr_t)dev_api.ring_values : 0,
+        .values_watched = ushmemi_g.proxy != NULL && dev_api.ring_values != NULL &&
+                          ushmemi_g.dev_ops->copy_writes_words_whole,
         .teams_offset = (uint64_t)((char *)dev_api.teams - ushmemi_g.heap_base),
         .team_sync_offset = (uint64_t)((char *)dev_api.peers + sync_at - ushmemi_g.heap_base),
     };

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,79 @@ START_TEST(write64_after_queued_copies)
 }
 END_TEST
 
+#if defined(__x86_64__)
+#include <ucontext.h>
+
+/* Counts the stores into one read-only page: each faults, is let through
+ * alone (the page writable, the trap flag set for one instruction), and
+ * the page turns read-only again behind it. */
+static char *counted_page;
+static size_t counted_len;
+static volatile sig_atomic_t stores_counted;
+
+static void count_store(int sig, siginfo_t *si, void *uc_v)
+{
+    ucontext_t *uc = uc_v;
+    if (sig == SIGSEGV) {
+        if ((char *)si->si_addr < counted_page || (char *)si->si_addr >= counted_page + counted_len)
+            _exit(3); /* a fault elsewhere: the test's own bug */
+        stores_counted++;
+        mprotect(counted_page, counted_len, PROT_READ | PROT_WRITE);
+        uc->uc_mcontext.gregs[REG_EFL] |= 0x100;
+    } else {
+        mprotect(counted_page, counted_len, PROT_READ);
+        uc->uc_mcontext.gregs[REG_EFL] &= ~0x100;
+    }
+}
+
+/* A copy of a naturally aligned 1, 2, 4 or 8 bytes lands in one store, as
+ * a device writes it (copy_writes_words_whole): a reader that takes a
+ * fetched value the moment it lands and empties its cell (ring.h) must not
+ * find the copy writing it again, which memcpy's two overlapping stores
+ * did, a get's value then read for the next one's a lap later. At once
+ * and queued behind other copies, posing as device memory. */
+START_TEST(aligned_word_lands_in_one_store)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    bool saved = ushmemi_settings.cpu_device_heap;
+    struct sigaction act = {.sa_sigaction = count_store, .sa_flags = SA_SIGINFO}, old_segv, old_trap;
+    const uint64_t src = 0x0123456789abcdefull;
+    char *heap, other[32] = "queued ahead";
+
+    ck_assert(ops->copy_writes_words_whole);
+    ck_assert_int_eq(ops->heap_alloc(dev, 2 * page, (void **)&heap), USHMEM_OK);
+    counted_page = heap + page;
+    counted_len = page;
+    sigemptyset(&act.sa_mask);
+    ck_assert_int_eq(sigaction(SIGSEGV, &act, &old_segv), 0);
+    ck_assert_int_eq(sigaction(SIGTRAP, &act, &old_trap), 0);
+    for (int queued = 0; queued < 2; queued++) {
+        ushmemi_settings.cpu_device_heap = queued;
+        for (size_t len = 1; len <= 8; len *= 2) {
+            uint64_t got = 0;
+            memset(counted_page, 0, 16);
+            ck_assert_int_eq(ops->copy(dev, heap, other, sizeof(other)), USHMEM_OK);
+            ck_assert_int_eq(mprotect(counted_page, page, PROT_READ), 0);
+            stores_counted = 0;
+            ck_assert_int_eq(ops->copy(dev, counted_page + len, &src, len), USHMEM_OK);
+            ck_assert_int_eq(ops->sync(dev), USHMEM_OK);
+            int stores = stores_counted;
+            ck_assert_int_eq(mprotect(counted_page, page, PROT_READ | PROT_WRITE), 0);
+            ck_assert_msg(stores == 1, "%s copy of %zu aligned bytes: %d stores, want 1",
+                          queued ? "a queued" : "an immediate", len, stores);
+            memcpy(&got, counted_page + len, len);
+            ck_assert_uint_eq(got, len == 8 ? src : src & ((1ull << (8 * len)) - 1));
+            ck_assert_int_eq(memcmp(heap, other, sizeof(other)), 0);
+        }
+    }
+    ck_assert_int_eq(sigaction(SIGSEGV, &old_segv, NULL), 0);
+    ck_assert_int_eq(sigaction(SIGTRAP, &old_trap, NULL), 0);
+    ushmemi_settings.cpu_device_heap = saved;
+    ops->heap_free(dev, heap, 2 * page);
+}
+END_TEST
+#endif
+
 static enum ushmemi_mem_kind kind_of(const void *p)
 {
     struct ushmemi_ptr_attr attr;
@@ -385,6 +459,9 @@ static Suite *device_cpu_suite(void)
     tcase_add_test(mem, export_and_import_refuse_bad_input);
     tcase_add_test(mem, copy_and_memset);
     tcase_add_test(mem, write64_after_queued_copies);
+#if defined(__x86_64__)
+    tcase_add_test(mem, aligned_word_lands_in_one_store);
+#endif
     tcase_add_test(mem, share_static_in_place);
     tcase_add_test(mem, pointer_query_kinds);
     tcase_add_test(mem, identity_is_stable);

@@ -23,7 +23,7 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 7
+#define USHMEM_DEVICE_STATE_VERSION 8
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -60,7 +60,11 @@ struct ushmem_device_state {
     int32_t n_pes;
     uint8_t force_proxy;  /* USHMEM_DEVICE_ROUTE=proxy: every call through the ring */
     uint8_t mixed_roads;  /* some PE takes different roads for different classes */
-    uint8_t pad0[2];
+    /* 1 where a get's value of 1, 2, 4 or 8 bytes, in ring_values, may be
+     * taken as it lands (ring.h's ushmem_ring_result_wait_on): the device
+     * writes such a copy whole, once. 0: producers wait for the ticket. */
+    uint8_t values_watched;
+    uint8_t pad0[1];
     uint64_t heap_base;   /* this PE's heap */
     uint64_t heap_size;
     uint64_t device_flags_offset; /* of the barrier's flags from the heap's start */

@@ -694,7 +694,10 @@ USHMEM_RING_INLINE uint64_t ushmem_ring_result_take(struct ushmem_ring_header *r
  * device: the copy engine's completion, then its write). A cell is
  * USHMEM_RING_VALUE_EMPTY's bytes between values; the value's `size` low
  * bytes (1, 2, 4 or 8: what the copy or the atomic's kernel writes, in one
- * aligned write, from a source aligned to its size; 0: not watched)
+ * aligned write and only once, from a source aligned to its size; 0: not
+ * watched, as where the backend does not promise that: a second write
+ * after the reader emptied the cell would be taken for the next lap's
+ * value)
  * differing from them mark it written. A value that equals
  * them is taken once the ticket is done, as are all where the cell may not
  * yet be empty when the producer looks: a ticket of the same cell a lap
