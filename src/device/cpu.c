@@ -838,6 +838,17 @@ static ushmem_status_t cpu_amo_async(struct ushmemi_device *dev, void *addr, uns
     return status;
 }
 
+/* The store queued, then the atomic, which lands it first. */
+static ushmem_status_t cpu_store_amo_async(struct ushmemi_device *dev, void *store_addr,
+                                           uint64_t store_value, size_t store_len, void *addr,
+                                           unsigned op, size_t size, uint64_t operand,
+                                           const struct ushmemi_dev_then *then)
+{
+    ushmem_status_t status = cpu_store(dev, store_addr, store_value, store_len, NULL);
+    return status == USHMEM_OK ? cpu_amo_async(dev, addr, op, size, operand, 0, NULL, then)
+                               : status;
+}
+
 static ushmem_status_t cpu_memset(struct ushmemi_device *dev, void *dst, int value, size_t len)
 {
     pthread_mutex_lock(&dev->lock);
@@ -1025,6 +1036,7 @@ const struct ushmemi_device_ops ushmemi_device_cpu_ops = {
     .amo = cpu_amo,
     .store = cpu_store,
     .amo_async = cpu_amo_async,
+    .store_amo_async = cpu_store_amo_async,
     .write64 = cpu_write64,
     .stream_copy = ushmemi_no_stream_copy,
     .stream_write64 = ushmemi_no_stream_write64,

@@ -687,6 +687,7 @@ const struct ushmemi_device_ops ushmemi_device_cuda_ops = {
     .amo = ushmemi_cuda_amo,
     .store = ushmemi_cuda_store,
     .amo_async = ushmemi_cuda_amo_async,
+    .store_amo_async = ushmemi_cuda_store_amo_async,
     .foreign_enter = cuda_foreign_enter,
     .foreign_leave = cuda_foreign_leave,
     .stream_copy = ushmemi_cuda_stream_copy,

@@ -20,22 +20,73 @@
 #include "../common/log.h"
 #include "cuda_private.h"
 
-/* ushmemi_amo(addr, operand, compare, old, op, wide, then, then_value): op
- * numbered as enum ushmem_ring_amo_op (checked below), wide 1 for 8 bytes,
- * 0 for 4; where then is not 0, then_value is stored there (release, at
- * system scope) after the old value: a word the caller waits on (the
- * proxy's completed counter's copy), written without a call of its own. */
+/* ushmemi_amo(addr, operand, compare, old, op, wide, then, then_value, pre,
+ * pre_value, pre_len): op numbered as enum ushmem_ring_amo_op (checked
+ * below), wide 1 for 8 bytes, 0 for 4; where then is not 0, then_value is
+ * stored there (release, at system scope) after the old value: a word the
+ * caller waits on (the proxy's completed counter's copy), written without a
+ * call of its own. Where pre is not 0, first pre_len (1 to 8) bytes of
+ * pre_value, low byte first, at pre (a put's data ahead of its signal's
+ * add): one store where they are 1, 2, 4 or 8 bytes aligned to their size
+ * (a reader of the word never sees it half written), else a byte at a
+ * time; then a fence at system scope, so that whoever sees the atomic sees
+ * them. */
 static const char amo_ptx[] =
     ".version 7.0\n"
     ".target sm_70\n"
     ".address_size 64\n"
     ".visible .entry ushmemi_amo(.param .u64 p_addr, .param .u64 p_operand,\n"
     "    .param .u64 p_compare, .param .u64 p_old, .param .u32 p_op, .param .u32 p_wide,\n"
-    "    .param .u64 p_then, .param .u64 p_then_value)\n"
+    "    .param .u64 p_then, .param .u64 p_then_value, .param .u64 p_pre,\n"
+    "    .param .u64 p_pre_value, .param .u32 p_pre_len)\n"
     "{\n"
     "    .reg .pred %p;\n"
+    "    .reg .b16 %rs1;\n"
     "    .reg .b32 %r<8>;\n"
     "    .reg .b64 %rd<10>;\n"
+    "    ld.param.u64 %rd6, [p_pre];\n"
+    "    setp.eq.u64 %p, %rd6, 0;\n"
+    "    @%p bra PRE_DONE;\n"
+    "    ld.param.u64 %rd7, [p_pre_value];\n"
+    "    ld.param.u32 %r6, [p_pre_len];\n"
+    "    cvt.u32.u64 %r7, %rd6;\n"
+    "    setp.ne.u32 %p, %r6, 8;\n"
+    "    @%p bra PRE_4;\n"
+    "    and.b32 %r3, %r7, 7;\n"
+    "    setp.ne.u32 %p, %r3, 0;\n"
+    "    @%p bra PRE_BYTES;\n"
+    "    st.global.u64 [%rd6], %rd7;\n"
+    "    bra PRE_FENCE;\n"
+    "PRE_4:\n"
+    "    setp.ne.u32 %p, %r6, 4;\n"
+    "    @%p bra PRE_2;\n"
+    "    and.b32 %r3, %r7, 3;\n"
+    "    setp.ne.u32 %p, %r3, 0;\n"
+    "    @%p bra PRE_BYTES;\n"
+    "    cvt.u32.u64 %r4, %rd7;\n"
+    "    st.global.u32 [%rd6], %r4;\n"
+    "    bra PRE_FENCE;\n"
+    "PRE_2:\n"
+    "    setp.ne.u32 %p, %r6, 2;\n"
+    "    @%p bra PRE_BYTES;\n"
+    "    and.b32 %r3, %r7, 1;\n"
+    "    setp.ne.u32 %p, %r3, 0;\n"
+    "    @%p bra PRE_BYTES;\n"
+    "    cvt.u16.u64 %rs1, %rd7;\n"
+    "    st.global.u16 [%rd6], %rs1;\n"
+    "    bra PRE_FENCE;\n"
+    "PRE_BYTES:\n"
+    "    setp.eq.u32 %p, %r6, 0;\n"
+    "    @%p bra PRE_FENCE;\n"
+    "    cvt.u16.u64 %rs1, %rd7;\n"
+    "    st.global.u8 [%rd6], %rs1;\n"
+    "    add.u64 %rd6, %rd6, 1;\n"
+    "    shr.u64 %rd7, %rd7, 8;\n"
+    "    sub.u32 %r6, %r6, 1;\n"
+    "    bra PRE_BYTES;\n"
+    "PRE_FENCE:\n"
+    "    membar.sys;\n"
+    "PRE_DONE:\n"
     "    ld.param.u64 %rd1, [p_addr];\n"
     "    ld.param.u64 %rd2, [p_operand];\n"
     "    ld.param.u64 %rd3, [p_compare];\n"
@@ -135,6 +186,11 @@ static const char amo_ptx[] =
     "RET:\n"
     "    ret;\n"
     "}\n";
+
+const char *ushmemi_cuda_amo_ptx(void)
+{
+    return amo_ptx;
+}
 
 /* ushmemi_exchange(x): a stream barrier's round for the stream-ordered
  * calls. Thread t < x.nwrites stores x.values[t] to x.addrs[t] (release, at
@@ -372,7 +428,10 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
     CUdeviceptr old = (CUdeviceptr)(uintptr_t)dev->amo_old, then = 0;
     unsigned wide = size == 8;
     uint64_t then_value = 0;
-    void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then, &then_value};
+    uint64_t pre = 0, pre_value = 0;
+    unsigned pre_len = 0;
+    void *params[] = {&target, &operand,    &compare, &old,       &op,     &wide,
+                      &then,   &then_value, &pre,     &pre_value, &pre_len};
     CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->stream, params,
                                            NULL);
     if (r != CUDA_SUCCESS)
@@ -389,9 +448,39 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
 /* The same kernel, queued: it leaves the old value where the caller says
  * (a result cell of the proxy's ring, say), so that nothing is shared
  * between atomics and nobody waits for this one. */
+static ushmem_status_t amo_queue(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                 uint64_t operand, uint64_t compare, uint64_t *result,
+                                 const struct ushmemi_dev_then *then, void *pre_addr,
+                                 uint64_t pre_value, size_t pre_len);
+
 ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
                                        uint64_t *result, const struct ushmemi_dev_then *then)
+{
+    return amo_queue(dev, addr, op, size, operand, compare, result, then, NULL, 0, 0);
+}
+
+/* A put's bytes and then its signal's atomic, in the atomic's one launch:
+ * the kernel stores the bytes, fences at system scope, then adds. Against
+ * a store and the kernel, one call into the driver instead of two. */
+ushmem_status_t ushmemi_cuda_store_amo_async(struct ushmemi_device *dev, void *store_addr,
+                                             uint64_t store_value, size_t store_len, void *addr,
+                                             unsigned op, size_t size, uint64_t operand,
+                                             const struct ushmemi_dev_then *then)
+{
+    if (store_len == 0 || store_len > sizeof(uint64_t)) {
+        ushmemi_error("cuda backend: a store of %zu bytes at %p refused (1 to 8)", store_len,
+                      store_addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    return amo_queue(dev, addr, op, size, operand, 0, NULL, then, store_addr, store_value,
+                     store_len);
+}
+
+static ushmem_status_t amo_queue(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
+                                 uint64_t operand, uint64_t compare, uint64_t *result,
+                                 const struct ushmemi_dev_then *then, void *pre_addr,
+                                 uint64_t pre_value, size_t pre_len)
 {
     ushmem_status_t status = amo_begin(dev, addr, op, size);
     if (status != USHMEM_OK)
@@ -408,8 +497,10 @@ ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, u
     CUdeviceptr old = (CUdeviceptr)(uintptr_t)(result != NULL ? result : dev->amo_discard);
     CUdeviceptr then_addr = (CUdeviceptr)(uintptr_t)(then != NULL ? then->addr : NULL);
     uint64_t then_value = then != NULL ? then->value : 0;
-    unsigned wide = size == 8;
-    void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then_addr, &then_value};
+    CUdeviceptr pre = (CUdeviceptr)(uintptr_t)pre_addr;
+    unsigned wide = size == 8, pre_bytes = (unsigned)pre_len;
+    void *params[] = {&target,    &operand,    &compare, &old,       &op,       &wide,
+                      &then_addr, &then_value, &pre,     &pre_value, &pre_bytes};
     CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->stream, params,
                                            NULL);
     if (r != CUDA_SUCCESS)
@@ -494,7 +585,10 @@ bool ushmemi_cuda_keep_warm(struct ushmemi_device *dev, const uint64_t *word)
     CUdeviceptr then = (CUdeviceptr)(uintptr_t)dev->warm_done;
     uint64_t operand = 0, compare = 0, then_value = dev->warm_launched + 1;
     unsigned op = USHMEM_RING_AMO_FETCH, wide = 1;
-    void *params[] = {&target, &operand, &compare, &old, &op, &wide, &then, &then_value};
+    uint64_t pre = 0, pre_value = 0;
+    unsigned pre_len = 0;
+    void *params[] = {&target, &operand,    &compare, &old,       &op,     &wide,
+                      &then,   &then_value, &pre,     &pre_value, &pre_len};
     CUresult r = ushmemi_cu.cuLaunchKernel(dev->amo_fn, 1, 1, 1, 1, 1, 1, 0, dev->warm_stream,
                                            params, NULL);
     if (r != CUDA_SUCCESS) {

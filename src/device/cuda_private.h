@@ -326,6 +326,10 @@ ushmem_status_t ushmemi_cuda_sync(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_lanes_join(struct ushmemi_device *dev);
 ushmem_status_t ushmemi_cuda_store(struct ushmemi_device *dev, void *addr, uint64_t value,
                                    size_t size, const struct ushmemi_dev_then *then);
+ushmem_status_t ushmemi_cuda_store_amo_async(struct ushmemi_device *dev, void *store_addr,
+                                             uint64_t store_value, size_t store_len, void *addr,
+                                             unsigned op, size_t size, uint64_t operand,
+                                             const struct ushmemi_dev_then *then);
 ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
                                        size_t size, uint64_t operand, uint64_t compare,
                                        uint64_t *result, const struct ushmemi_dev_then *then);
@@ -382,6 +386,8 @@ CUresult ushmemi_cuda_launch_programmatic(CUfunction fn, unsigned blocks, unsign
 ushmem_status_t ushmemi_cuda_coll_load(struct ushmemi_device *dev);
 /* Its PTX, as the driver gets it (for test/unit/cuda/ptx_coll.c). */
 const char *ushmemi_cuda_coll_ptx(bool pdl);
+/* The atomic's kernel (cuda_amo.c) as the driver gets it, for the tests. */
+const char *ushmemi_cuda_amo_ptx(void);
 /* Its head (the registers and the first round, after the entry line and its
  * opening brace) or its tail (the second round and the closing brace), for
  * kernels that put their own work between the rounds: the stream

@@ -297,6 +297,14 @@ struct ushmemi_device_ops {
     ushmem_status_t (*amo_async)(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                                  uint64_t operand, uint64_t compare, uint64_t *result,
                                  const struct ushmemi_dev_then *then);
+    /* Optional (NULL: store, then amo_async): store's store_len bytes of
+     * store_value at store_addr, then amo_async's atomic with no result,
+     * every thread seeing the store before the atomic, in one submission
+     * (a put and its signal's add: the atomic's kernel writes the data). */
+    ushmem_status_t (*store_amo_async)(struct ushmemi_device *dev, void *store_addr,
+                                       uint64_t store_value, size_t store_len, void *addr,
+                                       unsigned op, size_t size, uint64_t operand,
+                                       const struct ushmemi_dev_then *then);
     /* Optional (NULL: nothing to do): brackets a call into a library that
      * drives the device by itself (libfabric's GPU support, which copies
      * with the CUDA runtime on whatever thread calls it). enter makes the

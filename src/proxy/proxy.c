@@ -591,37 +591,39 @@ static void refuse_result(struct ushmemi_proxy *p, const struct ushmem_ring_requ
 static void execute(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
                     uint64_t ticket);
 
-/* A put with a signal set, to a PE reached through an ordered transport
- * that chains the two: the store, the signal's write behind it and the
- * counter's copy (folded as for any store) in one submission, where apart
- * they took two calls into the driver one after the other before the
- * signal could leave. False where that does not apply: the caller takes
- * the put and the signal apart. */
+/* A put with a signal, to a PE reached through an ordered transport that
+ * chains the two: the store, the signal behind it and the counter's copy
+ * (folded as for any store) in one submission, where apart they took two
+ * calls into the driver one after the other before the signal could
+ * leave. A set is the signal's write behind the store; an add, the
+ * atomic's kernel writing the data first, where the device can. False
+ * where that does not apply: the caller takes the put and the signal
+ * apart. */
 static bool put_signal_at_once(struct ushmemi_proxy *p, const struct ushmem_ring_request *req,
                                uint64_t ticket)
 {
-    if (p->signal_chain == 0 || req->amo_op != USHMEM_RING_AMO_SET || req->value == 0 ||
-        req->value > sizeof(uint64_t) || req->pe < 0 || req->pe >= p->npes ||
-        p->pe_transport[req->pe] < 0)
+    if (p->signal_chain == 0 || req->value == 0 || req->value > sizeof(uint64_t) ||
+        req->pe < 0 || req->pe >= p->npes || p->pe_transport[req->pe] < 0)
         return false;
     const struct transport_ref *tr = &p->transports[p->pe_transport[req->pe]];
     if (!tr->ordered || tr->ops->put_value_signal_nbi == NULL)
         return false;
     struct ushmemi_dev_then then_word;
     const struct ushmemi_dev_then *then = fold_done(p, req, ticket, &then_word);
-    ushmem_status_t status =
-        tr->ops->put_value_signal_nbi(tr->t, req->pe, req->offset, req->local, req->value,
-                                      req->reserved, req->compare, then);
+    bool add = req->amo_op == USHMEM_RING_AMO_ADD; /* else a set (checked by the caller) */
+    ushmem_status_t status = tr->ops->put_value_signal_nbi(
+        tr->t, req->pe, req->offset, req->local, req->value, amo_ops[req->amo_op], req->reserved,
+        req->compare, then);
     /* The put may be queued even where the signal failed: the device is
      * waited for either way before the ticket completes. */
     p->device_pending = true;
     if (status != USHMEM_OK) {
         fail(p, status, ticket,
              "put with signal to PE %d failed: remote offset 0x%" PRIx64 ", %" PRIu64
-             " bytes, signal set to %" PRIu64 " at remote offset 0x%" PRIx64
+             " bytes, signal %s %" PRIu64 " at remote offset 0x%" PRIx64
              " (the put may have gone, the signal did not): %s",
-             req->pe, req->offset, req->value, req->compare, req->reserved,
-             ushmemi_status_string(status));
+             req->pe, req->offset, req->value, add ? "add of" : "set to", req->compare,
+             req->reserved, ushmemi_status_string(status));
         return true;
     }
     if (then != NULL)

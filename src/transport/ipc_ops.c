@@ -350,10 +350,13 @@ static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
 /* The put's store with the signal's write chained behind it (and `then`
  * behind that): one submission. A signal word that is not 8-byte aligned
  * takes a store of its own, as put_value_nbi's; one outside the heap
- * leaves the put alone, as a failed signal after put_value_nbi would. */
+ * leaves the put alone, as a failed signal after put_value_nbi would. An
+ * add goes with the put to the atomic's kernel where the backend has
+ * store_amo_async, else to amo_async behind the put's store. */
 static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int pe,
                                                uint64_t sym_offset, uint64_t value, size_t len,
-                                               uint64_t sig_offset, uint64_t sig_value,
+                                               enum ushmemi_amo_op sig_op, uint64_t sig_offset,
+                                               uint64_t sig_value,
                                                const struct ushmemi_dev_then *then)
 {
     char *dst, *sig;
@@ -361,6 +364,21 @@ static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int 
     if (status != USHMEM_OK)
         return status;
     status = resolve(t, "signal", pe, sig_offset, sizeof(uint64_t), &sig);
+    if (sig_op == USHMEMI_AMO_ADD) {
+        if (status == USHMEM_OK && t->dev_ops->store_amo_async != NULL)
+            return t->dev_ops->store_amo_async(t->dev, dst, value, len, sig, (unsigned)sig_op,
+                                               sizeof(uint64_t), sig_value, then);
+        ushmem_status_t put = t->dev_ops->store(t->dev, dst, value, len, NULL);
+        if (put != USHMEM_OK || status != USHMEM_OK)
+            return put != USHMEM_OK ? put : status;
+        if (t->dev_ops->amo_async == NULL) {
+            ushmemi_error("ipc transport: the %s backend cannot queue an atomic",
+                          t->dev_ops->name);
+            return USHMEM_ERR_UNSUPPORTED;
+        }
+        return t->dev_ops->amo_async(t->dev, sig, (unsigned)sig_op, sizeof(uint64_t), sig_value,
+                                     0, NULL, then);
+    }
     if (status == USHMEM_OK && ((uintptr_t)sig & 7) == 0) {
         struct ushmemi_dev_then signal = {(uint64_t *)(void *)sig, sig_value, then};
         return t->dev_ops->store(t->dev, dst, value, len, &signal);

@@ -137,9 +137,9 @@ struct ushmemi_transport_ops {
      * bytes in the low half) is written there, memory the device can write,
      * once it has run.
      * put_value_signal_nbi (optional, NULL: put_value_nbi and then the
-     * signal's own): put_value_nbi's put, then a 64-bit word of sig_value
-     * at sig_offset of the same PE (a put with a signal set), seen only
-     * after the put, in one submission where the device can.
+     * signal's own): put_value_nbi's put, then the signal, sig_op (SET or
+     * ADD) of sig_value on the 64-bit word at sig_offset of the same PE,
+     * seen only after the put, in one submission where the device can.
      * All take a `then` (NULL: none): the device's write64 right behind
      * them, in the same submission where the device can (the proxy's
      * completed counter's copy without a call of its own). */
@@ -153,7 +153,8 @@ struct ushmemi_transport_ops {
                                   const struct ushmemi_dev_then *then);
     ushmem_status_t (*put_value_signal_nbi)(struct ushmemi_transport *t, int pe,
                                             uint64_t sym_offset, uint64_t value, size_t len,
-                                            uint64_t sig_offset, uint64_t sig_value,
+                                            enum ushmemi_amo_op sig_op, uint64_t sig_offset,
+                                            uint64_t sig_value,
                                             const struct ushmemi_dev_then *then);
 
     /* Optional (NULL: the transport cannot follow a heap that grows).

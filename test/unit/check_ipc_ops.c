@@ -302,6 +302,85 @@ START_TEST(proxy_carries_requests)
 }
 END_TEST
 
+/* The copy-engine form's put with a signal add (the proxy's FLAG_SIGNAL
+ * request): where the backend has store_amo_async, one call into it, the
+ * data and the add both landed; without it, the store and then the
+ * atomic, two calls, the same result; a signal past the heap leaves the
+ * put alone. Counted around the cpu backend's own ops. */
+static const struct ushmemi_device_ops *real_ops;
+static atomic_int n_store, n_amo_async, n_store_amo;
+
+static ushmem_status_t counted_store(struct ushmemi_device *dev, void *addr, uint64_t value,
+                                     size_t size, const struct ushmemi_dev_then *then)
+{
+    atomic_fetch_add(&n_store, 1);
+    return real_ops->store(dev, addr, value, size, then);
+}
+
+static ushmem_status_t counted_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
+                                         size_t size, uint64_t operand, uint64_t compare,
+                                         uint64_t *result, const struct ushmemi_dev_then *then)
+{
+    atomic_fetch_add(&n_amo_async, 1);
+    return real_ops->amo_async(dev, addr, op, size, operand, compare, result, then);
+}
+
+static ushmem_status_t counted_store_amo(struct ushmemi_device *dev, void *store_addr,
+                                         uint64_t store_value, size_t store_len, void *addr,
+                                         unsigned op, size_t size, uint64_t operand,
+                                         const struct ushmemi_dev_then *then)
+{
+    atomic_fetch_add(&n_store_amo, 1);
+    return real_ops->store_amo_async(dev, store_addr, store_value, store_len, addr, op, size,
+                                     operand, then);
+}
+
+START_TEST(put_with_signal_add_in_one_call)
+{
+    const struct ushmemi_transport_ops *ce = &ushmemi_transport_ipc_ce_ops;
+    struct ushmemi_device *dev;
+    struct ushmemi_device_ops counted;
+
+    ck_assert_int_eq(ushmemi_device_open("cpu", 0, 1, &real_ops, &dev), USHMEM_OK);
+    counted = *real_ops;
+    counted.store = counted_store;
+    counted.amo_async = counted_amo_async;
+    counted.store_amo_async = counted_store_amo;
+    ck_assert_ptr_nonnull(real_ops->store_amo_async);
+    ck_assert_int_eq(ushmemi_ipc_transport_set_device(t, &counted, dev), USHMEM_OK);
+    heap[1][16] = 10;
+    for (int apart = 0; apart < 2; apart++) {
+        atomic_store(&n_store, 0);
+        atomic_store(&n_amo_async, 0);
+        atomic_store(&n_store_amo, 0);
+        counted.store_amo_async = apart ? NULL : counted_store_amo;
+        /* 8 aligned bytes, then 3 at an odd offset. */
+        ck_assert_int_eq(ce->put_value_signal_nbi(t, 1, 8, 0x1122334455667788ull, 8,
+                                                  USHMEMI_AMO_ADD, 128, 5, NULL),
+                         USHMEM_OK);
+        ck_assert_int_eq(ce->put_value_signal_nbi(t, 1, 33, 0xabcdefull, 3, USHMEMI_AMO_ADD, 128,
+                                                  7, NULL),
+                         USHMEM_OK);
+        ck_assert_int_eq(ce->quiet(t), USHMEM_OK);
+        ck_assert_uint_eq(heap[1][1], 0x1122334455667788ull);
+        const unsigned char *b = (const unsigned char *)heap[1] + 33;
+        ck_assert(b[0] == 0xef && b[1] == 0xcd && b[2] == 0xab);
+        ck_assert_uint_eq(heap[1][16], 10 + 12 * (uint64_t)(apart + 1));
+        ck_assert_int_eq(atomic_load(&n_store_amo), apart ? 0 : 2);
+        ck_assert_int_eq(atomic_load(&n_store), apart ? 2 : 0);
+        ck_assert_int_eq(atomic_load(&n_amo_async), apart ? 2 : 0);
+        memset((char *)heap[1] + 8, 0, 32);
+    }
+    /* A signal past the heap: refused, the put alone lands. */
+    ck_assert_int_ne(ce->put_value_signal_nbi(t, 1, 64, 77, 8, USHMEMI_AMO_ADD, HEAP, 1, NULL),
+                     USHMEM_OK);
+    ck_assert_int_eq(ce->quiet(t), USHMEM_OK);
+    ck_assert_uint_eq(heap[1][8], 77);
+    ck_assert_uint_eq(heap[1][16], 34);
+    real_ops->close(dev);
+}
+END_TEST
+
 static Suite *ipc_ops_suite(void)
 {
     Suite *s = suite_create("ipc_ops");
@@ -316,6 +395,7 @@ static Suite *ipc_ops_suite(void)
     tcase_add_test(tc, atomics_64);
     tcase_add_test(tc, atomics_32_and_float);
     tcase_add_test(tc, proxy_carries_requests);
+    tcase_add_test(tc, put_with_signal_add_in_one_call);
     suite_add_tcase(s, tc);
     return s;
 }
