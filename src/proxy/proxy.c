@@ -121,8 +121,9 @@ struct ushmemi_proxy {
     /* While the put of a put with signal runs: its ticket is complete only
      * once the signal is queued too, so nothing folds into the put. */
     bool fold_held;
-    /* A put with a signal set in one submission where the transport can
-     * (put_signal_at_once); 0 (a measurement switch) takes them apart. */
+    /* A put with a signal, set or add, in one submission where the
+     * transport can (put_signal_at_once); 0 (a measurement switch) takes
+     * them apart. */
     int signal_chain;
     unsigned long failures; /* requests reported by fail() */
     struct gathered_put {

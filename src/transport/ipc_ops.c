@@ -348,11 +348,12 @@ static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
 }
 
 /* The put's store with the signal's write chained behind it (and `then`
- * behind that): one submission. A signal word that is not 8-byte aligned
- * takes a store of its own, as put_value_nbi's; one outside the heap
- * leaves the put alone, as a failed signal after put_value_nbi would. An
- * add goes with the put to the atomic's kernel where the backend has
- * store_amo_async, else to amo_async behind the put's store. */
+ * behind that): one submission. A set on a signal word that is not 8-byte
+ * aligned takes a store of its own, as put_value_nbi's; a signal outside
+ * the heap leaves the put alone, as a failed signal after put_value_nbi
+ * would. An add goes with the put to the atomic's kernel where the backend
+ * has store_amo_async and the word is aligned, else to amo_async behind the
+ * put's store (which refuses a misaligned word: the put still goes). */
 static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int pe,
                                                uint64_t sym_offset, uint64_t value, size_t len,
                                                enum ushmemi_amo_op sig_op, uint64_t sig_offset,
@@ -360,12 +361,18 @@ static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int 
                                                const struct ushmemi_dev_then *then)
 {
     char *dst, *sig;
+    if (sig_op != USHMEMI_AMO_SET && sig_op != USHMEMI_AMO_ADD) {
+        ushmemi_error("ipc transport: a put with signal op %d refused (a set or an add)",
+                      (int)sig_op);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
     ushmem_status_t status = store_target(t, "put", pe, sym_offset, len, &dst);
     if (status != USHMEM_OK)
         return status;
     status = resolve(t, "signal", pe, sig_offset, sizeof(uint64_t), &sig);
     if (sig_op == USHMEMI_AMO_ADD) {
-        if (status == USHMEM_OK && t->dev_ops->store_amo_async != NULL)
+        if (status == USHMEM_OK && ((uintptr_t)sig & 7) == 0 &&
+            t->dev_ops->store_amo_async != NULL)
             return t->dev_ops->store_amo_async(t->dev, dst, value, len, sig, (unsigned)sig_op,
                                                sizeof(uint64_t), sig_value, then);
         ushmem_status_t put = t->dev_ops->store(t->dev, dst, value, len, NULL);

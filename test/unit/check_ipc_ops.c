@@ -371,12 +371,25 @@ START_TEST(put_with_signal_add_in_one_call)
         ck_assert_int_eq(atomic_load(&n_amo_async), apart ? 2 : 0);
         memset((char *)heap[1] + 8, 0, 32);
     }
-    /* A signal past the heap: refused, the put alone lands. */
+    /* A signal past the heap, or not 8-byte aligned: refused, the put alone
+     * lands, the misaligned one through the store (the kernel would refuse
+     * the whole launch). Another op than a set or an add: refused. */
+    counted.store_amo_async = counted_store_amo;
+    atomic_store(&n_store, 0);
+    atomic_store(&n_store_amo, 0);
     ck_assert_int_ne(ce->put_value_signal_nbi(t, 1, 64, 77, 8, USHMEMI_AMO_ADD, HEAP, 1, NULL),
+                     USHMEM_OK);
+    ck_assert_int_ne(ce->put_value_signal_nbi(t, 1, 72, 78, 8, USHMEMI_AMO_ADD, 129, 1, NULL),
                      USHMEM_OK);
     ck_assert_int_eq(ce->quiet(t), USHMEM_OK);
     ck_assert_uint_eq(heap[1][8], 77);
+    ck_assert_uint_eq(heap[1][9], 78);
     ck_assert_uint_eq(heap[1][16], 34);
+    ck_assert_int_eq(atomic_load(&n_store_amo), 0);
+    ck_assert_int_eq(atomic_load(&n_store), 2);
+    ck_assert_int_eq(ce->put_value_signal_nbi(t, 1, 80, 79, 8, USHMEMI_AMO_CSWAP, 128, 1, NULL),
+                     USHMEM_ERR_INVALID_PARAM);
+    ck_assert_uint_eq(heap[1][10], 0);
     real_ops->close(dev);
 }
 END_TEST

@@ -303,6 +303,7 @@ static ushmem_status_t mock_put_value_signal_nbi(struct ushmemi_transport *t, in
 {
     if (pe == t->fail_pe)
         return USHMEM_ERR_TRANSPORT;
+    ck_assert(sig_op == USHMEMI_AMO_SET || sig_op == USHMEMI_AMO_ADD);
     atomic_fetch_add(&mock_chained, 1);
     ushmem_status_t status = mock_put_value_nbi(t, pe, offset, value, len, NULL);
     if (status != USHMEM_OK)
