@@ -347,13 +347,24 @@ static ushmem_status_t ce_put_value_nbi(struct ushmemi_transport *t, int pe,
     return status == USHMEM_OK ? t->dev_ops->store(t->dev, dst, value, len, then) : status;
 }
 
-/* The put's store with the signal's write chained behind it (and `then`
- * behind that): one submission. A set on a signal word that is not 8-byte
- * aligned takes a store of its own, as put_value_nbi's; a signal outside
- * the heap leaves the put alone, as a failed signal after put_value_nbi
- * would. An add goes with the put to the atomic's kernel where the backend
- * has store_amo_async and the word is aligned, else to amo_async behind the
- * put's store (which refuses a misaligned word: the put still goes). */
+/* The atomic, queued on the device behind what was queued before. */
+static ushmem_status_t queue_atomic(struct ushmemi_transport *t, void *target, unsigned op,
+                                    size_t size, uint64_t operand, uint64_t compare,
+                                    uint64_t *result, const struct ushmemi_dev_then *then)
+{
+    if (t->dev_ops->amo_async == NULL) {
+        ushmemi_error("ipc transport: the %s backend cannot queue an atomic", t->dev_ops->name);
+        return USHMEM_ERR_UNSUPPORTED;
+    }
+    return t->dev_ops->amo_async(t->dev, target, op, size, operand, compare, result, then);
+}
+
+/* The put's store and its signal in one submission where they go together:
+ * a set as the signal's write chained behind the store (and `then` behind
+ * that); an add as the atomic's kernel storing the data first, where the
+ * backend has store_amo_async. Else the store, then the signal's own (a
+ * store, or an atomic, which refuses a word not 8-byte aligned): the put
+ * still goes, as it does where the signal is outside the heap. */
 static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int pe,
                                                uint64_t sym_offset, uint64_t value, size_t len,
                                                enum ushmemi_amo_op sig_op, uint64_t sig_offset,
@@ -370,30 +381,20 @@ static ushmem_status_t ce_put_value_signal_nbi(struct ushmemi_transport *t, int 
     if (status != USHMEM_OK)
         return status;
     status = resolve(t, "signal", pe, sig_offset, sizeof(uint64_t), &sig);
-    if (sig_op == USHMEMI_AMO_ADD) {
-        if (status == USHMEM_OK && ((uintptr_t)sig & 7) == 0 &&
-            t->dev_ops->store_amo_async != NULL)
-            return t->dev_ops->store_amo_async(t->dev, dst, value, len, sig, (unsigned)sig_op,
-                                               sizeof(uint64_t), sig_value, then);
-        ushmem_status_t put = t->dev_ops->store(t->dev, dst, value, len, NULL);
-        if (put != USHMEM_OK || status != USHMEM_OK)
-            return put != USHMEM_OK ? put : status;
-        if (t->dev_ops->amo_async == NULL) {
-            ushmemi_error("ipc transport: the %s backend cannot queue an atomic",
-                          t->dev_ops->name);
-            return USHMEM_ERR_UNSUPPORTED;
-        }
-        return t->dev_ops->amo_async(t->dev, sig, (unsigned)sig_op, sizeof(uint64_t), sig_value,
-                                     0, NULL, then);
-    }
-    if (status == USHMEM_OK && ((uintptr_t)sig & 7) == 0) {
+    bool aligned = status == USHMEM_OK && ((uintptr_t)sig & 7) == 0;
+    if (aligned && sig_op == USHMEMI_AMO_SET) {
         struct ushmemi_dev_then signal = {(uint64_t *)(void *)sig, sig_value, then};
         return t->dev_ops->store(t->dev, dst, value, len, &signal);
     }
+    if (aligned && t->dev_ops->store_amo_async != NULL)
+        return t->dev_ops->store_amo_async(t->dev, dst, value, len, sig, (unsigned)sig_op,
+                                           sizeof(uint64_t), sig_value, then);
     ushmem_status_t put = t->dev_ops->store(t->dev, dst, value, len, NULL);
     if (put != USHMEM_OK || status != USHMEM_OK)
         return put != USHMEM_OK ? put : status;
-    return t->dev_ops->store(t->dev, sig, sig_value, sizeof(uint64_t), then);
+    if (sig_op == USHMEMI_AMO_SET)
+        return t->dev_ops->store(t->dev, sig, sig_value, sizeof(uint64_t), then);
+    return queue_atomic(t, sig, (unsigned)sig_op, sizeof(uint64_t), sig_value, 0, NULL, then);
 }
 
 static ushmem_status_t ce_atomic_nbi(struct ushmemi_transport *t, int pe, uint64_t sym_offset,
@@ -406,12 +407,7 @@ static ushmem_status_t ce_atomic_nbi(struct ushmemi_transport *t, int pe, uint64
     ushmem_status_t status = resolve(t, "atomic", pe, sym_offset, size, &target);
     if (status != USHMEM_OK)
         return status;
-    if (t->dev_ops->amo_async == NULL) {
-        ushmemi_error("ipc transport: the %s backend cannot queue an atomic", t->dev_ops->name);
-        return USHMEM_ERR_UNSUPPORTED;
-    }
-    return t->dev_ops->amo_async(t->dev, target, (unsigned)op, size, operand, compare, result,
-                                 then);
+    return queue_atomic(t, target, (unsigned)op, size, operand, compare, result, then);
 }
 
 static ushmem_status_t ce_quiet(struct ushmemi_transport *t)
