@@ -334,6 +334,9 @@ if want proxy && [ $have_ushmem = 1 ]; then
     # signal_set: the signal ping-pong with a set, which the proxy writes as
     # a store; the signal's add is an atomic, which on the copy-engine road
     # is a kernel (the driver has no atomic among its stream operations).
+    # signal_barrier: the barrier written with signals and nothing else
+    # (back to back only), what the device barrier's fence and bookkeeping
+    # add to one request each way.
     lat_ops=p,g,fadd,signal,signal_set,barrier
     # With one GPU, two PEs would take turns on it: one PE instead, whose
     # requests go to itself through its proxy (dev_latency --self: p and
@@ -361,8 +364,8 @@ if want proxy && [ $have_ushmem = 1 ]; then
             env=()
             case $form in before*) env=("${before[@]}") ;; esac
             run_ushmem "$out/dev_latency_proxy_$form.txt" 60 512M env USHMEM_DEVICE_ROUTE=proxy \
-                USHMEM_PROXY_IDLE=spin "${env[@]}" "$bin/dev_latency_ushmem" --op $lat_ops \
-                "${self[@]}" --iters 3000 --reps 3 ||
+                USHMEM_PROXY_IDLE=spin "${env[@]}" "$bin/dev_latency_ushmem" \
+                --op $lat_ops,signal_barrier "${self[@]}" --iters 3000 --reps 3 ||
                 say "dev_latency through the proxy ($form) exited $?: see dev_latency_proxy_$form.txt"
             to_csv "$out/dev_latency_proxy_$form.txt" dev_latency ushmem ushmem-proxy-$form
         done
@@ -533,7 +536,7 @@ fi
 # The floor's hop that a proxied op needs: a store, a copy or a kernel.
 floor_hop() {
     case $1 in
-    p) echo hop-memop ;;
+    p | signal_barrier) echo hop-memop ;;
     g | signal | signal_set) echo hop-copy ;;
     fadd) echo hop-kernel ;;
     esac
@@ -843,7 +846,7 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             "barrier against 8 us)."
         printf '%-10s | %7s | %15s | %15s | %11s | %11s\n' op floor "now (2 runs)" \
             "before (2 runs)" now/floor before/floor
-        for op in p g fadd signal signal_set barrier; do
+        for op in p g fadd signal signal_set barrier signal_barrier; do
             hop=$(floor_hop "$op")
             fl=8
             [ -n "$hop" ] && fl=$(val proxy_floor raw "$hop")

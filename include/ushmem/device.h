@@ -697,10 +697,11 @@ USHMEM_DEVICE_FN uint64_t ushmemi_dev_amo(void *dest, int pe, unsigned cls, unsi
  * request of this PE in between, so on the direct road with no proxy the
  * write itself is relaxed (with a proxy, as ushmemi_dev_amo's). One place
  * for the barrier's signals of both kinds: a copy of the proxy's road for
- * each took a loop of collectives past 64 registers. */
-USHMEM_DEVICE_FN void ushmemi_dev_signal_on(const struct ushmem_device_state *s, uint64_t *dest,
-                                            int pe, unsigned cls, unsigned op, uint64_t value,
-                                            int release)
+ * each took a loop of collectives past 64 registers. Returns 1 where the
+ * signal took a ticket of the proxy's ring, else 0. */
+USHMEM_DEVICE_FN int ushmemi_dev_signal_on(const struct ushmem_device_state *s, uint64_t *dest,
+                                           int pe, unsigned cls, unsigned op, uint64_t value,
+                                           int release)
 {
     void *target = ushmemi_dev_mapped(s, dest, pe, cls);
 
@@ -715,7 +716,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_signal_on(const struct ushmem_device_state *s,
         if (release)
             ushmemi_dev_fence();
         ushmemi_dev_amo_proxy(s, dest, pe, op, USHMEM_RING_AMO_UINT64, 8, value, 0, 0);
+        return 1;
     }
+    return 0;
 }
 
 /* Types of the atomics: X(C type, name, kind). Extended: fetch, set, swap;
@@ -1126,20 +1129,80 @@ USHMEM_DEVICE_AMO_STD_TYPES(USHMEMI_DEV_WAIT)
 #define USHMEMI_DEV_FLAT_BARRIER_PES 16
 #endif
 
+/* Through the proxy a barrier does not wait for its own signals on the way
+ * out: they only have to arrive, which the peers' waits see, and every
+ * later signal of this PE follows them (the ring is one queue, carried out
+ * in order: stores queued behind each other, atomics the proxy waits for).
+ * The word after the epoch, the mark, then says where they are: the
+ * ticket count after them, shifted left by 8, and how many they were,
+ * where nothing else took a ticket between the barrier's first signal and
+ * its last (0 otherwise). The next barrier's quiet, finding no ticket taken
+ * since, waits only for the tickets before them, so that in a loop of
+ * barriers a signal's completion is waited for nowhere. During a barrier
+ * the mark holds the ticket count before its signals and counts them, in
+ * memory rather than registers: a loop of collectives must stay within 64.
+ * A measurement switch, USHMEMI_DEV_BARRIER_WAITS_OWN=1, takes the earlier
+ * form, which completed the signals before returning (a quiet). */
+#ifndef USHMEMI_DEV_BARRIER_WAITS_OWN
+#define USHMEMI_DEV_BARRIER_WAITS_OWN 0
+#endif
+USHMEM_DEVICE_FN uint64_t *ushmemi_dev_barrier_mark(const struct ushmem_device_state *s)
+{
+    return (uint64_t *)(uintptr_t)(s->heap_base + s->device_epoch_offset) + 1;
+}
+
 /* A barrier's first step: `complete` completes the calling thread's
  * operations (barrier), otherwise they are only ordered before its signals
  * (sync). With every PE on the direct road, a release fence (the relaxed
  * signals after it form release patterns), one for all the signals;
  * through the proxy a fence, which completes the direct stores before a
- * request leaves. */
+ * request leaves, and for a barrier the wait for every ticket taken but the
+ * last barrier's own signals. */
 USHMEM_DEVICE_FN void ushmemi_dev_barrier_enter(const struct ushmem_device_state *s, int complete)
 {
-    if (complete)
+    if (s->ring == NULL) {
+        if (complete)
+            ushmemi_dev_fence();
+        else
+            ushmemi_dev_release_fence();
+        return;
+    }
+    ushmemi_dev_fence();
+    uint64_t *mark_p = ushmemi_dev_barrier_mark(s), mark = ushmemi_dev_own_load64(mark_p);
+    struct ushmem_ring_producer target = {
+        ushmemi_dev_quiet_target(s->ring, ushmemi_dev_ring_tail(s)), 0};
+
+    ushmemi_dev_own_store64(mark_p, target.issued << 8);
+    if (complete) {
+        if (!USHMEMI_DEV_BARRIER_WAITS_OWN && mark >> 8 == target.issued)
+            target.issued -= mark & 0xff;
+        ushmem_ring_quiet_on(s->ring, ushmemi_dev_ring_done(s), &target);
+    }
+}
+
+/* A barrier's signal that took a ticket (`proxied`), counted in the mark. */
+USHMEM_DEVICE_FN void ushmemi_dev_barrier_count(const struct ushmem_device_state *s, int proxied)
+{
+    if (proxied) {
+        uint64_t *mark_p = ushmemi_dev_barrier_mark(s);
+        ushmemi_dev_own_store64(mark_p, ushmemi_dev_own_load64(mark_p) + 1);
+    }
+}
+
+/* A barrier's last step through the proxy: the mark, where its signals
+ * were the only tickets taken since it began. */
+USHMEM_DEVICE_FN void ushmemi_dev_barrier_leave(const struct ushmem_device_state *s)
+{
+    if (s->ring == NULL)
+        return;
+    if (USHMEMI_DEV_BARRIER_WAITS_OWN) {
         ushmem_quiet();
-    else if (s->ring != NULL)
-        ushmemi_dev_fence();
-    else
-        ushmemi_dev_release_fence();
+        return;
+    }
+    uint64_t *mark_p = ushmemi_dev_barrier_mark(s), mark = ushmemi_dev_own_load64(mark_p);
+    uint64_t after = ushmemi_dev_quiet_target(s->ring, ushmemi_dev_ring_tail(s));
+    ushmemi_dev_own_store64(mark_p, after - (mark >> 8) == (mark & 0xff) ? after << 8 | (mark & 0xff)
+                                                                          : 0);
 }
 
 /* The device barrier, over the device flags in every PE's reserved heap
@@ -1172,8 +1235,9 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
         /* Every signal carries nothing learnt since the fence or quiet
          * above, so after one it is a relaxed store. */
         for (int dist = 1; dist < s->n_pes; dist++)
-            ushmemi_dev_signal_on(s, &flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
-                                  USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch, 0);
+            ushmemi_dev_barrier_count(
+                s, ushmemi_dev_signal_on(s, &flags[s->my_pe], (s->my_pe + dist) % s->n_pes,
+                                         USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET, epoch, 0));
         for (int pe = 0; pe < s->n_pes; pe++)
             while (pe != s->my_pe && ushmemi_dev_load64(&flags[pe]) < epoch)
                 ushmem_ring_backoff(&spins);
@@ -1185,16 +1249,14 @@ USHMEM_DEVICE_FN void ushmemi_dev_barrier(int complete)
 
         /* The first signal follows the fence or quiet above; a later one
          * must carry what this PE learnt in the rounds before (release). */
-        ushmemi_dev_signal_on(s, &flags[k], (int)((s->my_pe + dist) % s->n_pes),
-                              USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD, 1, k > 0);
+        ushmemi_dev_barrier_count(
+            s, ushmemi_dev_signal_on(s, &flags[k], (int)((s->my_pe + dist) % s->n_pes),
+                                     USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_ADD, 1, k > 0));
         while (ushmemi_dev_load64(&flags[k]) < epoch)
             ushmem_ring_backoff(&spins);
     }
     ushmemi_dev_own_store64(epoch_p, epoch);
-    /* The proxied signals are done too, so a later quiet has nothing of the
-     * barrier's to wait for. */
-    if (s->ring != NULL)
-        ushmem_quiet();
+    ushmemi_dev_barrier_leave(s);
 }
 
 /* Completes the calling thread's operations and waits for every PE. Where
@@ -1294,16 +1356,16 @@ USHMEM_DEVICE_FN int ushmem_team_translate_pe(int src_team, int src_pe, int dest
 /* One team-barrier signal from this PE to world PE `to`, carrying this
  * pair's count of such signals; `release`: it must carry what this PE
  * learnt before (a dissemination round after the first). */
-USHMEM_DEVICE_FN void ushmemi_dev_team_signal(const struct ushmem_device_state *s, int to,
-                                              int release)
+USHMEM_DEVICE_FN int ushmemi_dev_team_signal(const struct ushmem_device_state *s, int to,
+                                             int release)
 {
     uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->team_sync_offset);
     uint64_t *sent = flags + s->n_pes;
     uint64_t count = ushmemi_dev_own_load64(&sent[to]) + 1;
 
     ushmemi_dev_own_store64(&sent[to], count);
-    ushmemi_dev_signal_on(s, &flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC, USHMEM_RING_AMO_SET,
-                          count, release);
+    return ushmemi_dev_signal_on(s, &flags[s->my_pe], to, USHMEM_DEVICE_CLASS_SYNC,
+                                 USHMEM_RING_AMO_SET, count, release);
 }
 
 /* Waits for the next team-barrier signal from world PE `from`. */
@@ -1339,17 +1401,18 @@ USHMEM_DEVICE_FN void ushmemi_dev_team_barrier(const struct ushmem_device_team *
      * shapes gave SPIR-V blocks out of order in OpenCL C). */
     if (flat) {
         for (int dist = 1; dist < n; dist++)
-            ushmemi_dev_team_signal(s, ushmemi_dev_team_pe(t, (me + dist) % n), 0);
+            ushmemi_dev_barrier_count(
+                s, ushmemi_dev_team_signal(s, ushmemi_dev_team_pe(t, (me + dist) % n), 0));
         for (int i = 0; i < n; i++)
             if (i != me)
                 ushmemi_dev_team_wait(s, ushmemi_dev_team_pe(t, i));
     }
     for (int dist = 1; !flat && dist < n; dist *= 2) {
-        ushmemi_dev_team_signal(s, ushmemi_dev_team_pe(t, (me + dist) % n), dist > 1);
+        ushmemi_dev_barrier_count(
+            s, ushmemi_dev_team_signal(s, ushmemi_dev_team_pe(t, (me + dist) % n), dist > 1));
         ushmemi_dev_team_wait(s, ushmemi_dev_team_pe(t, (me + n - dist) % n));
     }
-    if (s->ring != NULL)
-        ushmem_quiet();
+    ushmemi_dev_barrier_leave(s);
 }
 
 /* Team barriers: ushmem_team_sync orders the calling thread's stores

@@ -559,7 +559,7 @@ ushmem_status_t ushmemi_device_api_init(void)
      * this PE has not reached yet. */
     ushmemi_host_copy_zero(ushmemi_g.reserved->device_flags,
                            sizeof(ushmemi_g.reserved->device_flags));
-    ushmemi_host_copy_zero(&ushmemi_g.reserved->device_epoch,
+    ushmemi_host_copy_zero(ushmemi_g.reserved->device_epoch,
                            sizeof(ushmemi_g.reserved->device_epoch));
     ushmemi_host_copy_zero(ushmemi_g.reserved->stream_flags,
                            sizeof(ushmemi_g.reserved->stream_flags));

@@ -46,7 +46,10 @@ struct ushmemi_reserved {
     _Atomic uint64_t barrier_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t coll_flags[USHMEMI_SYNC_WORDS];
     _Atomic uint64_t device_flags[USHMEMI_SYNC_WORDS]; /* the device API's barrier */
-    uint64_t device_epoch; /* device barriers this PE completed (device code writes it) */
+    /* Device barriers this PE completed, then where the last one's signals
+     * through the proxy are (the mark, include/ushmem/device.h); device
+     * code writes both. */
+    uint64_t device_epoch[2];
     /* barriers on streams (stream.c): stream_flags[s] counts the barrier
      * messages from world PE s */
     uint64_t stream_flags[USHMEMI_STREAM_PES];

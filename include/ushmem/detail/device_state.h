@@ -79,7 +79,8 @@ struct ushmem_device_state {
      * device barrier's own count, separate from the host barrier's. One
      * caller thread per PE at a time writes it; keeping it in the heap
      * rather than in a module's globals lets every module of a program
-     * (each CUDA translation unit holds its own copy of this struct) share it. */
+     * (each CUDA translation unit holds its own copy of this struct) share it.
+     * The word after it is the barrier's mark (device.h). */
     uint64_t device_epoch_offset;
     /* The window: PEs window_first[cls] .. window_first[cls] +
      * window_count[cls] - 1 reach class cls directly, each heap at its

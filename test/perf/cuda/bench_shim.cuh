@@ -339,6 +339,15 @@ __device__ static inline void B_putmem_signal_op(void *dest, const void *src, si
 {
     B_STD(putmem_signal)(dest, src, n, sig, signal, op, pe);
 }
+/* A signal without data: *sig on pe set to `signal`. */
+__device__ static inline void B_signal_set(uint64_t *sig, uint64_t signal, int pe)
+{
+#if defined(BENCH_NVSHMEM)
+    nvshmemx_signal_op(sig, signal, NVSHMEM_SIGNAL_SET, pe);
+#else
+    ushmemx_signal_set(sig, signal, pe);
+#endif
+}
 __device__ static inline uint64_t B_signal_wait_until(uint64_t *sig, int cmp, uint64_t value)
 {
     return B_STD(signal_wait_until)(sig, cmp, value);

@@ -43,6 +43,14 @@
  *   raw_launch      an empty one-warp kernel launched from a host loop, per
  *                   launch: what barrier_stream costs at least where the
  *                   library launches a kernel per call (both do)
+ *   signal_barrier  the barrier as a program would write it with signals
+ *                   and no fence or quiet: every PE sets its word on every
+ *                   other PE to the round's number (signal set) and waits
+ *                   for every other PE's word here: one signal a peer and
+ *                   nothing else, what a barrier through the library's
+ *                   signals costs at least (against sync, what the device
+ *                   barrier adds to that; through a proxy, one request a
+ *                   peer both ways at once)
  *   raw_barrier     the device barrier as one round of plain memory
  *                   operations in a 1-thread kernel on every PE: a system
  *                   fence, a relaxed store of the barrier's count into this
@@ -94,7 +102,8 @@
 
 #define OP_LIST \
     "p,g,fadd,signal,barrier,barrier_stream,raw_p,raw_fadd,raw_signal,raw_launch,raw_barrier," \
-    "sync,raw_signal_unordered,raw_signal_release,fadd_spread,raw_fadd_spread,signal_set"
+    "sync,raw_signal_unordered,raw_signal_release,fadd_spread,raw_fadd_spread,signal_set," \
+    "signal_barrier"
 #define MAX_REPS 99
 #define MAX_IDLE 16
 /* --idle-us: what PE 0 sleeps before launching this op's kernel, in
@@ -384,6 +393,27 @@ __global__ void raw_barrier_kernel(unsigned long long *bflags, int me, int npes,
     *ns = bench_clock_ns() - t0;
 }
 
+/* Every PE: the round's number set into its word on every other PE by the
+ * library's signal, then every other PE's word here waited for. */
+__global__ void signal_barrier_kernel(unsigned long long *bflags, int me, int npes, long warmup,
+                                      long iters, unsigned long long *ns)
+{
+    unsigned long long t0 = bench_clock_ns();
+    uint64_t *words = (uint64_t *)bflags;
+
+    for (long i = 1; i <= warmup + iters; i++) {
+        if (i == warmup + 1)
+            t0 = bench_clock_ns();
+        for (int d = 1; d < npes; d++)
+            B_signal_set(&words[me], (uint64_t)i, (me + d) % npes);
+        for (int pe = 0; pe < npes; pe++)
+            if (pe != me)
+                B_signal_wait_until(&words[pe], B_CMP_GE, (uint64_t)i);
+    }
+    *ns = bench_clock_ns() - t0;
+    B_quiet();
+}
+
 /* *unreached: how many other PEs' flags this PE has no address of. */
 __global__ void reach_kernel(unsigned long long *bflags, int me, int npes, long *unreached)
 {
@@ -476,8 +506,8 @@ static const char *const op_names[] = {"p",          "g",          "fadd",      
                                        "barrier",    "barrier_stream", "raw_p", "raw_fadd",
                                        "raw_signal", "raw_launch", "raw_barrier", "sync",
                                        "raw_signal_unordered", "raw_signal_release", "fadd_spread",
-                                       "raw_fadd_spread", "signal_set"};
-#define NOPS 17
+                                       "raw_fadd_spread", "signal_set", "signal_barrier"};
+#define NOPS 18
 #define OP_FADD 2
 #define OP_BARRIER 4
 #define OP_BARRIER_STREAM 5
@@ -491,12 +521,13 @@ static const char *const op_names[] = {"p",          "g",          "fadd",      
 #define OP_FADD_SPREAD 14
 #define OP_SIGNAL_SET 16
 #define OP_RAW_FADD_SPREAD 15
+#define OP_SIGNAL_BARRIER 17
 
 /* Ops every PE takes part in, timed per operation. */
 static int is_barrier_op(int k)
 {
     return k == OP_BARRIER || k == OP_BARRIER_STREAM || k == OP_RAW_LAUNCH ||
-           k == OP_RAW_BARRIER || k == OP_SYNC;
+           k == OP_RAW_BARRIER || k == OP_SYNC || k == OP_SIGNAL_BARRIER;
 }
 
 /* What one timed run of an op needs. */
@@ -578,12 +609,12 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
             (const void *)raw_signal_kernel<RAW_UNORDERED>,
             (const void *)raw_signal_kernel<RAW_RELEASE>,
             (const void *)fadd_kernel<true>, (const void *)raw_fadd_kernel<true>,
-            (const void *)signal_kernel<true>};
+            (const void *)signal_kernel<true>, (const void *)signal_barrier_kernel};
         void **args[NOPS] = {args_p,  args_g, args_f,  args_s, args_b,  NULL,
                              args_p,  args_f, args_rs, NULL,   args_rb, args_b,
-                             args_rs, args_rs, args_f, args_f, args_s};
+                             args_rs, args_rs, args_f, args_f, args_s, args_rb};
         /* Half a round trip for the ping-pongs, one operation otherwise. */
-        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2, 2, 1, 1, 2};
+        static const double per_iter[NOPS] = {2, 1, 1, 2, 1, 0, 2, 1, 2, 0, 1, 1, 2, 2, 1, 1, 2, 1};
 
         bench_launch(fns[k], dim3(1), dim3(1), args[k], r->stream, 1);
         BENCH_CUDA(cudaStreamSynchronize(r->stream));
@@ -623,7 +654,7 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
         }
     }
     /* Every other PE's count reached the last round here. */
-    if (k == OP_RAW_BARRIER && *us > 0) {
+    if ((k == OP_RAW_BARRIER || k == OP_SIGNAL_BARRIER) && *us > 0) {
         unsigned long long *f = (unsigned long long *)malloc((size_t)npes * sizeof(*f));
         if (f == NULL) {
             fprintf(stderr, "PE %d: out of memory\n", me);
@@ -632,7 +663,7 @@ static long time_op(const struct run *r, int k, long warmup, long iters, double 
         BENCH_CUDA(cudaMemcpy(f, s->bflags, (size_t)npes * sizeof(*f), cudaMemcpyDeviceToHost));
         for (int pe = 0; pe < npes; pe++)
             if (pe != me && f[pe] != (unsigned long long)(warmup + iters)) {
-                fprintf(stderr, "PE %d: raw_barrier: PE %d's count is %llu, expected %ld\n", me,
+                fprintf(stderr, "PE %d: %s: PE %d's count is %llu, expected %ld\n", me, op_names[k],
                         pe, f[pe], warmup + iters);
                 bad++;
             }

@@ -431,6 +431,40 @@ static void barrier_loop(void)
               (unsigned long long)want);
 }
 
+/* Through the proxy a device barrier leaves without waiting for its own
+ * signals, and marks them for the next barrier's quiet, which waits only
+ * for the tickets before them: the word after the epoch holds the ticket
+ * count after them, shifted left by 8, and how many took a ticket (one a
+ * peer the proxy reaches, in the flat round or dissemination's). A barrier
+ * whose signals did not all take tickets one after another marks 0. */
+static void barrier_mark(void)
+{
+    const struct ushmem_device_state *s = &ushmem_device_state;
+    const uint64_t *mark = (const uint64_t *)(uintptr_t)(s->heap_base + s->device_epoch_offset) + 1;
+    uint64_t *flags = (uint64_t *)(uintptr_t)(s->heap_base + s->device_flags_offset);
+    uint64_t proxied = 0;
+
+    if (s->ring == NULL)
+        return;
+    int flat = npes <= USHMEMI_DEV_FLAT_BARRIER_PES;
+
+    for (int dist = 1; dist < npes; dist = flat ? dist + 1 : 2 * dist)
+        proxied += ushmemi_dev_mapped(s, flags, (me + dist) % npes, USHMEM_DEVICE_CLASS_SYNC) ==
+                   NULL;
+    for (int round = 0; round < 3; round++) {
+        if (round == 2) /* a ticket taken since: the next barrier waits for it */
+            ushmem_long_p(&w->bar_slot, -1, me);
+        ushmem_barrier_all();
+        uint64_t taken =
+            ushmem_ring_load_acquire(ushmem_ring_tail_word(s->ring, ushmemi_dev_ring_tail(s)));
+        MPE_CHECK(*mark == (taken << 8 | proxied),
+                  "barrier %d: mark %#llx, want %llu tickets and %llu signals through the proxy",
+                  round, (unsigned long long)*mark, (unsigned long long)taken,
+                  (unsigned long long)proxied);
+    }
+    MPE_CHECK(w->bar_slot == -1, "the put to itself before the last barrier: %ld", w->bar_slot);
+}
+
 /* Gets of words their owner rewrote since the last get: every round each PE
  * waits until the next PE has read the round before, rewrites its own
  * fresh_pub with plain stores, fences, and signals the next PE; then it
@@ -527,6 +561,7 @@ int main(int argc, char **argv)
     shmem_barrier_all();
 
     barrier_loop();
+    barrier_mark();
     fresh_rounds();
     late_adds();
     shmem_barrier_all();

@@ -138,7 +138,7 @@ TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
 
 /* Six different collectives behind each other on the world, at each
  * scope, as a program's one communication kernel might call them: within
- * the budget. (With the team a kernel argument they need 76 to 82
+ * the budget. (With the team a kernel argument they need 74 to 86
  * registers, docs/status.md; NVSHMEM 3.4.5's own headers give 134 to 196
  * for all six shapes.) */
 #define SIX(NAME, PFX, SC)                                                                 \
