@@ -27,6 +27,7 @@
  * landed puts; a put's ack is sent only after the copy has landed. */
 #include "ofi_private.h"
 
+#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,17 @@ struct ofi_am {
     pthread_mutex_t send_lock;
     int free_send[OFI_AM_SENDS];
     int nfree_send;
+    /* With SHMEM_DEBUG, what landing took on the device (the copy and its
+     * wait, or the atomic), printed at release: every request, and those
+     * that came after a quiet spell of LAND_QUIET_S or more without one
+     * (which tells a device that went idle from a slow fabric). Only the
+     * progress thread lands, so plain counters. */
+    bool timed;
+    double last_land;
+    uint64_t lands, quiet_lands;
+    double land_s, quiet_land_s, slowest_s;
 };
+#define LAND_QUIET_S 1e-3
 
 static double now_s(void)
 {
@@ -153,6 +164,7 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
     pthread_mutex_init(&am->ready_lock, NULL);
     pthread_mutex_init(&am->send_lock, NULL);
     am->landing = params->heap_landing != 0;
+    am->timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;
     am->dev_ops = params->dev_ops;
     am->dev = params->dev;
     am->heap = params->heap;
@@ -255,6 +267,13 @@ void ushmemi_ofi_am_release(struct ushmemi_transport *t)
     struct ofi_am *am = t->am;
     if (am == NULL)
         return;
+    if (am->lands > 0)
+        ushmemi_debug("landing: %" PRIu64 " requests landed, %.2f us each on the device (the "
+                      "slowest %.2f); %" PRIu64 " of them after %.0f ms or more without one, "
+                      "%.2f us each",
+                      am->lands, am->land_s * 1e6 / (double)am->lands, am->slowest_s * 1e6,
+                      am->quiet_lands, LAND_QUIET_S * 1e3,
+                      am->quiet_lands > 0 ? am->quiet_land_s * 1e6 / (double)am->quiet_lands : 0.0);
     if (am->recv_mr != NULL)
         fi_close(&am->recv_mr->fid);
     if (am->send_mr != NULL)
@@ -393,6 +412,23 @@ static ushmem_status_t check_request(const struct ushmemi_transport *t, const st
 }
 
 /* Lands the request in receive buffer b, reposts b, and answers. */
+/* Counts one landing's device work, begun at t0 (SHMEM_DEBUG only). */
+static void land_timed(struct ofi_am *am, double t0)
+{
+    if (!am->timed)
+        return;
+    double now = now_s(), took = now - t0;
+    am->lands++;
+    am->land_s += took;
+    if (took > am->slowest_s)
+        am->slowest_s = took;
+    if (am->last_land > 0 && t0 - am->last_land >= LAND_QUIET_S) {
+        am->quiet_lands++;
+        am->quiet_land_s += took;
+    }
+    am->last_land = now;
+}
+
 static void land(struct ushmemi_transport *t, int b)
 {
     struct ofi_am *am = t->am;
@@ -408,6 +444,7 @@ static void land(struct ushmemi_transport *t, int b)
     }
     ushmem_status_t status = check_request(t, &req);
     char *target = status == USHMEM_OK ? am->heap + req.offset : am->heap;
+    double t0 = am->timed ? now_s() : 0;
 
     if (req.kind == AM_PUT) {
         if (status == USHMEM_OK) {
@@ -415,6 +452,7 @@ static void land(struct ushmemi_transport *t, int b)
             if (status == USHMEM_OK)
                 status = am->dev_ops->sync(am->dev);
         }
+        land_timed(am, t0);
         /* The ack must mean the bytes are in the heap: it goes after the sync. */
         post_recv(t, b);
         int s = take_send(t, req.from, "landing ack");
@@ -436,6 +474,7 @@ static void land(struct ushmemi_transport *t, int b)
         memcpy(send_buf(am, s) + OFI_AM_HDR, &old, sizeof(old));
         len = sizeof(old);
     }
+    land_timed(am, t0);
     post_recv(t, b);
     if (s >= 0)
         reply(t, &req, s, AM_REPLY, status, status == USHMEM_OK ? len : 0);
