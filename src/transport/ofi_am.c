@@ -411,11 +411,11 @@ static ushmem_status_t check_request(const struct ushmemi_transport *t, const st
     return USHMEM_OK;
 }
 
-/* Lands the request in receive buffer b, reposts b, and answers. */
-/* Counts one landing's device work, begun at t0 (SHMEM_DEBUG only). */
-static void land_timed(struct ofi_am *am, double t0)
+/* Counts one landing's device work, begun at t0 (SHMEM_DEBUG only); work
+ * that failed, or that never began, is not counted. */
+static void land_timed(struct ofi_am *am, double t0, ushmem_status_t status)
 {
-    if (!am->timed)
+    if (!am->timed || status != USHMEM_OK)
         return;
     double now = now_s(), took = now - t0;
     am->lands++;
@@ -429,6 +429,7 @@ static void land_timed(struct ofi_am *am, double t0)
     am->last_land = now;
 }
 
+/* Lands the request in receive buffer b, reposts b, and answers. */
 static void land(struct ushmemi_transport *t, int b)
 {
     struct ofi_am *am = t->am;
@@ -444,15 +445,16 @@ static void land(struct ushmemi_transport *t, int b)
     }
     ushmem_status_t status = check_request(t, &req);
     char *target = status == USHMEM_OK ? am->heap + req.offset : am->heap;
-    double t0 = am->timed ? now_s() : 0;
+    double t0 = 0;
 
     if (req.kind == AM_PUT) {
         if (status == USHMEM_OK) {
+            t0 = am->timed ? now_s() : 0;
             status = am->dev_ops->copy(am->dev, target, payload, req.len);
             if (status == USHMEM_OK)
                 status = am->dev_ops->sync(am->dev);
+            land_timed(am, t0, status);
         }
-        land_timed(am, t0);
         /* The ack must mean the bytes are in the heap: it goes after the sync. */
         post_recv(t, b);
         int s = take_send(t, req.from, "landing ack");
@@ -462,6 +464,7 @@ static void land(struct ushmemi_transport *t, int b)
     }
     int s = take_send(t, req.from, "landing reply");
     size_t len = 0;
+    t0 = am->timed ? now_s() : 0; /* after waiting for a send buffer: not device work */
     if (s >= 0 && status == USHMEM_OK && req.kind == AM_GET) {
         status = am->dev_ops->copy(am->dev, send_buf(am, s) + OFI_AM_HDR, target, req.len);
         if (status == USHMEM_OK)
@@ -474,7 +477,7 @@ static void land(struct ushmemi_transport *t, int b)
         memcpy(send_buf(am, s) + OFI_AM_HDR, &old, sizeof(old));
         len = sizeof(old);
     }
-    land_timed(am, t0);
+    land_timed(am, t0, s >= 0 ? status : USHMEM_ERR_TIMEOUT);
     post_recv(t, b);
     if (s >= 0)
         reply(t, &req, s, AM_REPLY, status, status == USHMEM_OK ? len : 0);

@@ -22,8 +22,9 @@
 
 #include <ushmem/detail/ring.h>
 
-/* Bumped on any change to the layout below. */
-#define USHMEM_DEVICE_STATE_VERSION 8
+/* Bumped on any change to the layout below, or to what device code keeps
+ * in the reserved heap words it names (9: the barrier's mark). */
+#define USHMEM_DEVICE_STATE_VERSION 9
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
