@@ -447,36 +447,8 @@ static ushmem_status_t amo_locked(struct ushmemi_device *dev, void *addr, unsign
 
 /* The same kernel, queued: it leaves the old value where the caller says
  * (a result cell of the proxy's ring, say), so that nothing is shared
- * between atomics and nobody waits for this one. */
-static ushmem_status_t amo_queue(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
-                                 uint64_t operand, uint64_t compare, uint64_t *result,
-                                 const struct ushmemi_dev_then *then, void *pre_addr,
-                                 uint64_t pre_value, size_t pre_len);
-
-ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
-                                       size_t size, uint64_t operand, uint64_t compare,
-                                       uint64_t *result, const struct ushmemi_dev_then *then)
-{
-    return amo_queue(dev, addr, op, size, operand, compare, result, then, NULL, 0, 0);
-}
-
-/* A put's bytes and then its signal's atomic, in the atomic's one launch:
- * the kernel stores the bytes, fences at system scope, then adds. Against
- * a store and the kernel, one call into the driver instead of two. */
-ushmem_status_t ushmemi_cuda_store_amo_async(struct ushmemi_device *dev, void *store_addr,
-                                             uint64_t store_value, size_t store_len, void *addr,
-                                             unsigned op, size_t size, uint64_t operand,
-                                             const struct ushmemi_dev_then *then)
-{
-    if (store_len == 0 || store_len > sizeof(uint64_t)) {
-        ushmemi_error("cuda backend: a store of %zu bytes at %p refused (1 to 8)", store_len,
-                      store_addr);
-        return USHMEM_ERR_INVALID_PARAM;
-    }
-    return amo_queue(dev, addr, op, size, operand, 0, NULL, then, store_addr, store_value,
-                     store_len);
-}
-
+ * between atomics and nobody waits for this one. pre_len bytes of
+ * pre_value go to pre_addr first, where pre_addr is not NULL. */
 static ushmem_status_t amo_queue(struct ushmemi_device *dev, void *addr, unsigned op, size_t size,
                                  uint64_t operand, uint64_t compare, uint64_t *result,
                                  const struct ushmemi_dev_then *then, void *pre_addr,
@@ -507,6 +479,30 @@ static ushmem_status_t amo_queue(struct ushmemi_device *dev, void *addr, unsigne
         return ushmemi_cuda_fail("cuLaunchKernel", r, "atomic op %u of %zu bytes at %p", op,
                                  size, addr);
     return USHMEM_OK;
+}
+
+ushmem_status_t ushmemi_cuda_amo_async(struct ushmemi_device *dev, void *addr, unsigned op,
+                                       size_t size, uint64_t operand, uint64_t compare,
+                                       uint64_t *result, const struct ushmemi_dev_then *then)
+{
+    return amo_queue(dev, addr, op, size, operand, compare, result, then, NULL, 0, 0);
+}
+
+/* A put's bytes and then its signal's atomic, in the atomic's one launch:
+ * the kernel stores the bytes, fences at system scope, then adds. Against
+ * a store and the kernel, one call into the driver instead of two. */
+ushmem_status_t ushmemi_cuda_store_amo_async(struct ushmemi_device *dev, void *store_addr,
+                                             uint64_t store_value, size_t store_len, void *addr,
+                                             unsigned op, size_t size, uint64_t operand,
+                                             const struct ushmemi_dev_then *then)
+{
+    if (store_len == 0 || store_len > sizeof(uint64_t)) {
+        ushmemi_error("cuda backend: a store of %zu bytes at %p refused (1 to 8)", store_len,
+                      store_addr);
+        return USHMEM_ERR_INVALID_PARAM;
+    }
+    return amo_queue(dev, addr, op, size, operand, 0, NULL, then, store_addr, store_value,
+                     store_len);
 }
 
 /* The atomic's kernel as a fetch of `word` into the discard word, on the
