@@ -7,9 +7,11 @@
 #include "device_api.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ushmem/device.h>
 
@@ -35,6 +37,10 @@ static struct {
     uint64_t *done_copy; /* the proxy's copy of its completed counter; NULL: none */
     /* the ring's tail and values in the heap (proxy_ring_apart); NULL: the ring's */
     uint64_t *ring_tail, *ring_values;
+    /* The fault record (device_state.h) in pinned host memory, from init
+     * to finalize; NULL without one. told: printed already. */
+    struct ushmem_device_fault *fault;
+    _Atomic bool fault_told;
 } dev_api;
 
 /* Modules of device code with their own copy of the state, registered by
@@ -516,6 +522,73 @@ free_pp:
     return status;
 }
 
+/* The fault record's report (device_state.h): a device call that ended a
+ * kernel for the caller's error wrote why; once, whoever asks first. */
+void ushmemi_device_api_fault_report(void)
+{
+    struct ushmem_device_fault *f = dev_api.fault;
+    if (f == NULL || __atomic_load_n(&f->ready, __ATOMIC_ACQUIRE) == 0 ||
+        atomic_exchange(&dev_api.fault_told, true))
+        return;
+    char call[USHMEM_DEVICE_FAULT_CALL];
+    memcpy(call, f->call, sizeof(call));
+    call[sizeof(call) - 1] = '\0';
+    /* Always printed, whatever the log level: the kernel is gone. */
+    int saved = ushmemi_log_level;
+    if (ushmemi_log_level < USHMEMI_LOG_ERROR)
+        ushmemi_log_level = USHMEMI_LOG_ERROR;
+    if (f->what == USHMEM_DEVICE_FAULT_TEAM)
+        ushmemi_error("%s on the device with team %lld, which is not a team of this PE "
+                      "(destroyed, never made, NVSHMEM_TEAM_INVALID, or a team ushmem does not "
+                      "have): the kernel was ended there",
+                      call, (long long)f->value);
+    else
+        ushmemi_error("%s on the device ended the kernel (fault %d, value %lld)", call,
+                      (int)f->what, (long long)f->value);
+    ushmemi_log_level = saved;
+    fflush(stderr);
+}
+
+/* A program that sees its kernel fail and exits, without shmem_finalize,
+ * still hears why; not in a child the program forked. */
+static pid_t fault_pid;
+
+static void fault_at_exit(void)
+{
+    if (getpid() == fault_pid)
+        ushmemi_device_api_fault_report();
+}
+
+static void fault_open(void)
+{
+    static bool registered;
+    void *record = NULL;
+
+    atomic_store(&dev_api.fault_told, false);
+    if (ushmemi_g.dev_ops->host_alloc == NULL ||
+        ushmemi_g.dev_ops->host_alloc(ushmemi_g.dev, sizeof(*dev_api.fault), &record) !=
+            USHMEM_OK) {
+        /* Device code then only traps: the program still sees its kernel fail. */
+        ushmemi_debug("device API: no fault record; a device call ending a kernel says nothing");
+        return;
+    }
+    memset(record, 0, sizeof(*dev_api.fault));
+    dev_api.fault = record;
+    if (!registered) {
+        fault_pid = getpid();
+        registered = atexit(fault_at_exit) == 0;
+    }
+}
+
+static void fault_close(void)
+{
+    if (dev_api.fault == NULL)
+        return;
+    ushmemi_device_api_fault_report();
+    ushmemi_g.dev_ops->host_free(ushmemi_g.dev, dev_api.fault, sizeof(*dev_api.fault));
+    dev_api.fault = NULL;
+}
+
 ushmem_status_t ushmemi_device_api_init(void)
 {
     ushmem_status_t status;
@@ -568,6 +641,7 @@ ushmem_status_t ushmemi_device_api_init(void)
     ushmemi_device_api_team_set("shmem_init", 1, &ushmemi_team_shared);
     ushmemi_device_api_team_set("shmem_init", 2, &ushmemi_team_node);
     ushmemi_stream_reset();
+    fault_open();
     ushmem_device_state = (struct ushmem_device_state){
         .version = USHMEM_DEVICE_STATE_VERSION,
         .my_pe = ushmemi_g.my_pe,
@@ -592,6 +666,7 @@ ushmem_status_t ushmemi_device_api_init(void)
                           ushmemi_g.dev_ops->copy_writes_words_whole,
         .teams_offset = (uint64_t)((char *)dev_api.teams - ushmemi_g.heap_base),
         .team_sync_offset = (uint64_t)((char *)dev_api.peers + sync_at - ushmemi_g.heap_base),
+        .fault = (uint64_t)(uintptr_t)dev_api.fault,
     };
     memcpy(ushmem_device_state.near, peers,
            (size_t)(ushmemi_g.n_pes < USHMEM_DEVICE_NEAR_PES ? ushmemi_g.n_pes
@@ -606,6 +681,7 @@ ushmem_status_t ushmemi_device_api_init(void)
 
 stop_proxy:
     memset(&ushmem_device_state, 0, sizeof(ushmem_device_state));
+    fault_close();
     ushmemi_proxy_stop(ushmemi_g.proxy);
     ushmemi_g.proxy = NULL;
 free_ipc:
@@ -643,6 +719,9 @@ void ushmemi_device_api_heap_grown(size_t heap_size)
 
 void ushmemi_device_api_fini(void)
 {
+    /* First, so that a kernel that ended for a caller's error is told
+     * before whatever else fails after it. */
+    ushmemi_device_api_fault_report();
     /* The proxy executes what was submitted before it stops, so it goes
      * before the transports it uses. */
     ushmemi_proxy_stop(ushmemi_g.proxy);
@@ -658,6 +737,7 @@ void ushmemi_device_api_fini(void)
     modules.filled = false;
     pthread_mutex_unlock(&modules.lock);
     memset(&ushmem_device_state, 0, sizeof(ushmem_device_state));
+    fault_close();
     if (dev_api.peers != NULL && ushmemi_g.heap_base != NULL)
         ushmemi_heap_free(dev_api.peers);
     dev_api.peers = NULL;

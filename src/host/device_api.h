@@ -20,6 +20,12 @@ ushmem_status_t ushmemi_device_api_init(void);
  * and clears the state. Safe when init did not run or failed. */
 void ushmemi_device_api_fini(void);
 
+/* Prints, once, why a device call ended a kernel for the caller's error
+ * (device_state.h's fault record), if one did: called where the library
+ * ends the job or the program (ushmemi_fatal, shmem_global_exit), at
+ * finalize and at exit. Nothing before init or after finalize. */
+void ushmemi_device_api_fault_report(void);
+
 /* Every PE's heap grew to heap_size bytes: the proxy's roads over mapped
  * heaps reach the new bytes. (The device state's bounds are the reserve.) */
 void ushmemi_device_api_heap_grown(size_t heap_size);

@@ -536,6 +536,7 @@ USHMEMI_API void shmem_finalize(void)
 
 USHMEMI_API void shmem_global_exit(int status)
 {
+    ushmemi_device_api_fault_report();
     fflush(stdout);
     fflush(stderr);
     ushmemi_bootstrap_abort(&ushmemi_g.bs, status, "shmem_global_exit");

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "device_api.h"
 #include "internal.h"
 #include "watch.h"
 
@@ -22,6 +23,8 @@ _Noreturn void ushmemi_fatal(const char *call, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* A kernel that a device call ended is why the device failed: first. */
+    ushmemi_device_api_fault_report();
     /* Always printed, whatever the log level: the job is about to end. */
     int saved = ushmemi_log_level;
     if (ushmemi_log_level < USHMEMI_LOG_ERROR)

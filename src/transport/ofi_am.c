@@ -56,6 +56,10 @@ struct am_hdr {
     uint64_t offset;  /* heap offset */
     uint64_t cookie;  /* the initiator's operation, echoed in the reply */
     uint64_t operand, compare;
+    /* Replies with SHMEM_DEBUG: how long the request stayed at the
+     * target, from its arrival (the completion read) to the reply's send,
+     * in ns; 0 otherwise. */
+    uint32_t resident_ns;
 };
 _Static_assert(sizeof(struct am_hdr) <= OFI_AM_HDR, "the header fits its room");
 _Static_assert(USHMEMI_AMO_XOR == 7 && USHMEMI_AMO_CSWAP == 3,
@@ -95,6 +99,17 @@ struct ofi_am {
     double last_land;
     uint64_t lands, quiet_lands;
     double land_s, quiet_land_s, slowest_s;
+    /* And, on the initiator, each request's round trip, from its send to
+     * its reply's completion, split into the time at the target (the
+     * reply says it) and the rest, on the fabric both ways: every
+     * request, and those sent LAND_QUIET_S or more after the one before.
+     * Replies are finished by whichever thread reads the CQ: under the
+     * lock. recv_at: when each receive buffer's request arrived. */
+    pthread_mutex_t trip_lock;
+    double last_sent;
+    uint64_t trips[2];
+    double trip_s[2], trip_target_s[2];
+    double *recv_at;
 };
 #define LAND_QUIET_S 1e-3
 
@@ -199,6 +214,9 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
     am->inflight = calloc((size_t)t->size, sizeof(*am->inflight));
     am->recv_ctx = calloc((size_t)am->nrecv, sizeof(*am->recv_ctx));
     am->ready = calloc((size_t)am->nrecv, sizeof(*am->ready));
+    pthread_mutex_init(&am->trip_lock, NULL);
+    if (am->timed)
+        am->recv_at = calloc((size_t)am->nrecv, sizeof(*am->recv_at));
     size_t recv_bytes = (size_t)am->nrecv * OFI_AM_BUF;
     size_t send_bytes = (size_t)OFI_AM_SENDS * OFI_AM_BUF;
     if (posix_memalign((void **)&am->recv_slab, 4096, recv_bytes) != 0)
@@ -206,7 +224,7 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
     if (posix_memalign((void **)&am->send_slab, 4096, send_bytes) != 0)
         am->send_slab = NULL;
     if (am->inflight == NULL || am->recv_ctx == NULL || am->ready == NULL ||
-        am->recv_slab == NULL || am->send_slab == NULL) {
+        am->recv_slab == NULL || am->send_slab == NULL || (am->timed && am->recv_at == NULL)) {
         ushmemi_error("ofi init on PE %d: out of memory for %zu bytes of landing buffers",
                       t->rank, recv_bytes + send_bytes);
         return USHMEM_ERR_NO_MEMORY;
@@ -274,6 +292,16 @@ void ushmemi_ofi_am_release(struct ushmemi_transport *t)
                       am->lands, am->land_s * 1e6 / (double)am->lands, am->slowest_s * 1e6,
                       am->quiet_lands, LAND_QUIET_S * 1e3,
                       am->quiet_lands > 0 ? am->quiet_land_s * 1e6 / (double)am->quiet_lands : 0.0);
+    for (int q = 0; q < 2; q++) {
+        uint64_t n = am->trips[q];
+        if (n == 0)
+            continue;
+        ushmemi_debug("landing: %" PRIu64 " requests %s, %.2f us each from send to reply: "
+                      "%.2f at the target, %.2f on the fabric both ways",
+                      n, q == 0 ? "answered" : "sent after 1 ms or more without one",
+                      am->trip_s[q] * 1e6 / (double)n, am->trip_target_s[q] * 1e6 / (double)n,
+                      (am->trip_s[q] - am->trip_target_s[q]) * 1e6 / (double)n);
+    }
     if (am->recv_mr != NULL)
         fi_close(&am->recv_mr->fid);
     if (am->send_mr != NULL)
@@ -283,6 +311,8 @@ void ushmemi_ofi_am_release(struct ushmemi_transport *t)
     free(am->recv_ctx);
     free(am->ready);
     free(am->inflight);
+    free(am->recv_at);
+    pthread_mutex_destroy(&am->trip_lock);
     pthread_mutex_destroy(&am->ready_lock);
     pthread_mutex_destroy(&am->send_lock);
     free(am);
@@ -348,8 +378,9 @@ static ushmem_status_t send_msg(struct ushmemi_transport *t, int pe, int s, size
     }
 }
 
-/* A reply to the request in hdr from the buffer it arrived in. */
-static void reply(struct ushmemi_transport *t, const struct am_hdr *req, int s,
+/* A reply to the request in hdr, which arrived at arrived (SHMEM_DEBUG;
+ * 0 otherwise), from send buffer s. */
+static void reply(struct ushmemi_transport *t, const struct am_hdr *req, double arrived, int s,
                   enum am_kind kind, ushmem_status_t status, size_t len)
 {
     struct am_hdr *h = (struct am_hdr *)(void *)send_buf(t->am, s);
@@ -359,6 +390,10 @@ static void reply(struct ushmemi_transport *t, const struct am_hdr *req, int s,
     h->from = t->rank;
     h->len = (uint32_t)len;
     h->cookie = req->cookie;
+    if (arrived > 0) {
+        double ns = (now_s() - arrived) * 1e9;
+        h->resident_ns = ns < 4e9 ? (uint32_t)ns : UINT32_MAX;
+    }
     if (send_msg(t, req->from, s, len, NULL, "landing reply") != USHMEM_OK) {
         /* The initiator times out waiting and says so; nothing else to do. */
         int none = 0;
@@ -446,6 +481,8 @@ static void land(struct ushmemi_transport *t, int b)
     ushmem_status_t status = check_request(t, &req);
     char *target = status == USHMEM_OK ? am->heap + req.offset : am->heap;
     double t0 = 0;
+    /* Read before b is posted again: its next arrival writes it. */
+    double arrived = am->recv_at != NULL ? am->recv_at[b] : 0;
 
     if (req.kind == AM_PUT) {
         if (status == USHMEM_OK) {
@@ -459,7 +496,7 @@ static void land(struct ushmemi_transport *t, int b)
         post_recv(t, b);
         int s = take_send(t, req.from, "landing ack");
         if (s >= 0)
-            reply(t, &req, s, AM_ACK, status, 0);
+            reply(t, &req, arrived, s, AM_ACK, status, 0);
         return;
     }
     int s = take_send(t, req.from, "landing reply");
@@ -480,7 +517,7 @@ static void land(struct ushmemi_transport *t, int b)
     land_timed(am, t0, s >= 0 ? status : USHMEM_ERR_TIMEOUT);
     post_recv(t, b);
     if (s >= 0)
-        reply(t, &req, s, AM_REPLY, status, status == USHMEM_OK ? len : 0);
+        reply(t, &req, arrived, s, AM_REPLY, status, status == USHMEM_OK ? len : 0);
 }
 
 int ushmemi_ofi_am_serve(struct ushmemi_transport *t)
@@ -503,7 +540,18 @@ static void finish_request(struct ushmemi_transport *t, const struct am_hdr *h,
                            const char *payload)
 {
     struct ofi_op *op = (struct ofi_op *)(uintptr_t)h->cookie;
-    atomic_fetch_sub(&t->am->inflight[op->pe], 1);
+    struct ofi_am *am = t->am;
+    if (am->timed && op->am_sent > 0) {
+        double trip = now_s() - op->am_sent, at_target = (double)h->resident_ns * 1e-9;
+        pthread_mutex_lock(&am->trip_lock);
+        for (int q = 0; q <= (op->am_after_quiet ? 1 : 0); q++) {
+            am->trips[q]++;
+            am->trip_s[q] += trip;
+            am->trip_target_s[q] += at_target;
+        }
+        pthread_mutex_unlock(&am->trip_lock);
+    }
+    atomic_fetch_sub(&am->inflight[op->pe], 1);
     int fi_err = 0;
     if (h->status != USHMEM_OK) {
         ushmemi_error("ofi %s to PE %d: PE %d could not land it: %s", op->what, op->pe, h->from,
@@ -539,6 +587,8 @@ void ushmemi_ofi_am_completed(struct ushmemi_transport *t, struct ofi_op *ctx, i
     if (fi_err == FI_ECANCELED)
         return; /* the endpoint is closing */
     char *buf = recv_buf(am, ctx->am_buf);
+    if (am->recv_at != NULL)
+        am->recv_at[ctx->am_buf] = now_s();
     if (fi_err != 0) {
         ushmemi_error("ofi: PE %d: a landing receive failed: %s", t->rank, ushmemi_fi.strerror(fi_err));
         buf[0] = AM_NONE;
@@ -587,6 +637,14 @@ static ushmem_status_t send_request(struct ushmemi_transport *t, struct ofi_op *
     memcpy(buf, hdr, sizeof(*hdr));
     if (len > 0)
         memcpy(buf + OFI_AM_HDR, payload, len);
+    if (t->am->timed) {
+        struct ofi_am *am = t->am;
+        pthread_mutex_lock(&am->trip_lock);
+        op->am_sent = now_s();
+        op->am_after_quiet = am->last_sent > 0 && op->am_sent - am->last_sent >= LAND_QUIET_S;
+        am->last_sent = op->am_sent;
+        pthread_mutex_unlock(&am->trip_lock);
+    }
     /* Counted before it leaves: its reply may be read before send returns. */
     atomic_fetch_add(&t->issued, 1);
     status = send_msg(t, op->pe, s, len, op, op->what);

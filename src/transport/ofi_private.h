@@ -148,6 +148,10 @@ struct ofi_op {
     void *am_dst;          /* a get's destination, NULL for an atomic */
     size_t am_len;
     uint64_t am_old;       /* an atomic's old value */
+    /* Landing with SHMEM_DEBUG: when a request left, and whether after a
+     * quiet spell (ofi_am.c's timing). */
+    double am_sent;
+    bool am_after_quiet;
 };
 
 enum ofi_xfer_kind { OFI_X_WRITE, OFI_X_READ, OFI_X_FETCH, OFI_X_COMPARE };

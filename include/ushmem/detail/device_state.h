@@ -23,8 +23,9 @@
 #include <ushmem/detail/ring.h>
 
 /* Bumped on any change to the layout below, or to what device code keeps
- * in the reserved heap words it names (9: the barrier's mark). */
-#define USHMEM_DEVICE_STATE_VERSION 9
+ * in the reserved heap words it names (9: the barrier's mark; 10: the
+ * fault record). */
+#define USHMEM_DEVICE_STATE_VERSION 10
 
 /* Operation classes, numbered as the host's route table numbers them. */
 enum ushmem_device_class {
@@ -53,6 +54,34 @@ struct ushmem_device_peer {
 #define USHMEM_DEVICE_TEAMS 261
 struct ushmem_device_team {
     int32_t start, stride, size, my_index;
+};
+
+/* Why device code ended a kernel: a caller's error that a device call can
+ * neither return nor ignore (a collective on a team id that is not a team
+ * of this PE, in the NVSHMEM headers) is written here, then the thread
+ * traps. Every thread that faults writes it, without an atomic (a GPU's
+ * atomic on host memory crosses PCIe, which may not carry it: one that
+ * claimed the record first left it unwritten on two H200s); the threads of
+ * one faulting call write the same bytes, and two different faults at
+ * once may mix theirs. The record is host memory, pinned and mapped for
+ * the device, so the host reads it after the trap has ended the context: the library
+ * prints it at its next call that finds the device failed, at
+ * shmem_finalize, shmem_global_exit and exit (src/host/device_api.c).
+ * Device code writes it instead of printing because a call to printf in
+ * a kernel costs every kernel that may make it registers (a loop of six
+ * collectives on a team argument: 74 to 86 with it, 64 without). */
+enum ushmem_device_fault_what {
+    USHMEM_DEVICE_FAULT_NONE = 0,
+    USHMEM_DEVICE_FAULT_TEAM = 1, /* value: the team id */
+};
+#define USHMEM_DEVICE_FAULT_CALL 72
+struct ushmem_device_fault {
+    uint32_t ready; /* 1 once written (after a system-scope fence) */
+    int32_t pe;
+    int32_t what;   /* enum ushmem_device_fault_what */
+    int32_t pad;
+    int64_t value;
+    char call[USHMEM_DEVICE_FAULT_CALL]; /* the call's name, cut to fit, NUL-terminated */
 };
 
 struct ushmem_device_state {
@@ -112,6 +141,9 @@ struct ushmem_device_state {
      * collectives, barrier.c). 0 before init. */
     uint64_t teams_offset;
     uint64_t team_sync_offset;
+    /* The fault record (struct ushmem_device_fault, above): host memory
+     * mapped for the device; 0 where there is none. */
+    uint64_t fault;
 };
 
 /* A module of device code (a CUDA translation unit, say) holds its own copy
@@ -156,7 +188,11 @@ USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_team) == 16, "device team 
 USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, teams_offset) ==
                               128 + 16 * USHMEM_DEVICE_NEAR_PES,
                           "device state layout");
-USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 144 + 16 * USHMEM_DEVICE_NEAR_PES,
+USHMEM_RING_STATIC_ASSERT(offsetof(struct ushmem_device_state, fault) ==
+                              144 + 16 * USHMEM_DEVICE_NEAR_PES,
+                          "device state layout");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_state) == 152 + 16 * USHMEM_DEVICE_NEAR_PES,
                           "device state size");
+USHMEM_RING_STATIC_ASSERT(sizeof(struct ushmem_device_fault) == 96, "device fault record size");
 
 #endif

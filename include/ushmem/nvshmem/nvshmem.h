@@ -607,22 +607,11 @@ USHMEMI_NV_REFUSE(nvshmemx_team_init,
 
 /* ---- Device helpers ---- */
 #if defined(__CUDACC__)
-/* A team id that is not a team of this PE, in a device call: one line
- * naming the call and the team, and the kernel ends. A function of its
- * own: inlined at every call that takes a team, the message's arguments
- * took a kernel calling three of them in a loop from 64 registers to 72
- * (and declared noreturn, to 70). */
-static __device__ __noinline__ void ushmemi_nv_bad_team(nvshmem_team_t team, const char *call)
-{
-    printf("ushmem: PE %d: %s on the device with team %d, which is not a team of this PE "
-           "(destroyed, never made, NVSHMEM_TEAM_INVALID, or a team ushmem does not have)\n",
-           ushmem_my_pe(), call, (int)team);
-    __trap(); /* ends the kernel: the caller never sees NULL for a team */
-}
-
 /* The team of a device collective: NULL for NVSHMEM_TEAM_WORLD (the
  * world's own barrier and paths), else the team as this PE knows it
- * (device.h's team table). */
+ * (device.h's team table). An id that is not a team of this PE ends the
+ * kernel, and the host prints one line naming the call and the team
+ * (ushmemi_dev_fault, device_state.h's fault record). */
 USHMEMI_NV_DEV const struct ushmem_device_team *ushmemi_nv_team_of(nvshmem_team_t team,
                                                                   const char *call)
 {
@@ -632,7 +621,7 @@ USHMEMI_NV_DEV const struct ushmem_device_team *ushmemi_nv_team_of(nvshmem_team_
         return NULL;
     t = ushmemi_dev_team(ushmemi_dev_state_fresh(), team);
     if (t == NULL)
-        ushmemi_nv_bad_team(team, call);
+        ushmemi_dev_fault(USHMEM_DEVICE_FAULT_TEAM, (int)team, call);
     return t;
 }
 
