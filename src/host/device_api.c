@@ -41,7 +41,10 @@ static struct {
      * to finalize; NULL without one. told: printed already. */
     struct ushmem_device_fault *fault;
     _Atomic bool fault_told;
-} dev_api;
+    /* Held while the record is read or freed: a helper thread may end the
+     * job (ushmemi_fatal) while finalize frees it. */
+    pthread_mutex_t fault_lock;
+} dev_api = {.fault_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Modules of device code with their own copy of the state, registered by
  * static constructors, so possibly before main and from any thread that
@@ -526,10 +529,16 @@ free_pp:
  * kernel for the caller's error wrote why; once, whoever asks first. */
 void ushmemi_device_api_fault_report(void)
 {
-    struct ushmem_device_fault *f = dev_api.fault;
-    if (f == NULL || __atomic_load_n(&f->ready, __ATOMIC_ACQUIRE) == 0 ||
-        atomic_exchange(&dev_api.fault_told, true))
+    pthread_mutex_lock(&dev_api.fault_lock);
+    struct ushmem_device_fault *f = dev_api.fault, copy;
+    bool tell = f != NULL && __atomic_load_n(&f->ready, __ATOMIC_ACQUIRE) != 0 &&
+                !atomic_exchange(&dev_api.fault_told, true);
+    if (tell)
+        memcpy(&copy, f, sizeof(copy));
+    pthread_mutex_unlock(&dev_api.fault_lock);
+    if (!tell)
         return;
+    f = &copy;
     char call[USHMEM_DEVICE_FAULT_CALL];
     memcpy(call, f->call, sizeof(call));
     call[sizeof(call) - 1] = '\0';
@@ -573,20 +582,23 @@ static void fault_open(void)
         return;
     }
     memset(record, 0, sizeof(*dev_api.fault));
+    pthread_mutex_lock(&dev_api.fault_lock);
     dev_api.fault = record;
-    if (!registered) {
-        fault_pid = getpid();
+    pthread_mutex_unlock(&dev_api.fault_lock);
+    fault_pid = getpid(); /* a forked child that initialises is a PE of its own */
+    if (!registered)
         registered = atexit(fault_at_exit) == 0;
-    }
 }
 
 static void fault_close(void)
 {
-    if (dev_api.fault == NULL)
-        return;
     ushmemi_device_api_fault_report();
-    ushmemi_g.dev_ops->host_free(ushmemi_g.dev, dev_api.fault, sizeof(*dev_api.fault));
+    pthread_mutex_lock(&dev_api.fault_lock);
+    struct ushmem_device_fault *f = dev_api.fault;
     dev_api.fault = NULL;
+    pthread_mutex_unlock(&dev_api.fault_lock);
+    if (f != NULL)
+        ushmemi_g.dev_ops->host_free(ushmemi_g.dev, f, sizeof(*f));
 }
 
 ushmem_status_t ushmemi_device_api_init(void)

@@ -178,6 +178,7 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
     t->am = am;
     pthread_mutex_init(&am->ready_lock, NULL);
     pthread_mutex_init(&am->send_lock, NULL);
+    pthread_mutex_init(&am->trip_lock, NULL);
     am->landing = params->heap_landing != 0;
     am->timed = ushmemi_log_level >= USHMEMI_LOG_DEBUG;
     am->dev_ops = params->dev_ops;
@@ -214,7 +215,6 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
     am->inflight = calloc((size_t)t->size, sizeof(*am->inflight));
     am->recv_ctx = calloc((size_t)am->nrecv, sizeof(*am->recv_ctx));
     am->ready = calloc((size_t)am->nrecv, sizeof(*am->ready));
-    pthread_mutex_init(&am->trip_lock, NULL);
     if (am->timed)
         am->recv_at = calloc((size_t)am->nrecv, sizeof(*am->recv_at));
     size_t recv_bytes = (size_t)am->nrecv * OFI_AM_BUF;
@@ -297,7 +297,8 @@ void ushmemi_ofi_am_release(struct ushmemi_transport *t)
         if (n == 0)
             continue;
         ushmemi_debug("landing: %" PRIu64 " requests %s, %.2f us each from send to reply: "
-                      "%.2f at the target, %.2f on the fabric both ways",
+                      "%.2f at the target, %.2f on the fabric both ways (each end's wait to "
+                      "read its queue included)",
                       n, q == 0 ? "answered" : "sent after 1 ms or more without one",
                       am->trip_s[q] * 1e6 / (double)n, am->trip_target_s[q] * 1e6 / (double)n,
                       (am->trip_s[q] - am->trip_target_s[q]) * 1e6 / (double)n);

@@ -60,13 +60,15 @@ struct ushmem_device_team {
  * neither return nor ignore (a collective on a team id that is not a team
  * of this PE, in the NVSHMEM headers) is written here, then the thread
  * traps. Every thread that faults writes it, without an atomic (a GPU's
- * atomic on host memory crosses PCIe, which may not carry it: one that
- * claimed the record first left it unwritten on two H200s); the threads of
+ * atomic on host memory crosses PCIe, which may not carry it: a claim by
+ * compare-and-swap left the record unwritten on two H200s); the threads of
  * one faulting call write the same bytes, and two different faults at
  * once may mix theirs. The record is host memory, pinned and mapped for
- * the device, so the host reads it after the trap has ended the context: the library
- * prints it at its next call that finds the device failed, at
- * shmem_finalize, shmem_global_exit and exit (src/host/device_api.c).
+ * the device, so the host reads it after the trap has ended the context:
+ * the library prints it where it ends the job itself (a fatal error), at
+ * shmem_finalize, shmem_global_exit and exit (src/host/device_api.c); a
+ * PE ended by a signal (abort, or the launcher after a peer failed) says
+ * nothing.
  * Device code writes it instead of printing because a call to printf in
  * a kernel costs every kernel that may make it registers (a loop of six
  * collectives on a team argument: 74 to 86 with it, 64 without). */

@@ -8,9 +8,12 @@
  * detail/device_cuda.h: the fields, a fence, ready), then every PE leaves
  * as argv[1] says:
  *
- *   exit         exit(3) without shmem_finalize
- *   finalize     shmem_finalize, then init again: a fresh record, nothing
- *                said twice; exit 0
+ *   exit         the last PE exit(3)s without shmem_finalize (the others
+ *                wait: the launcher ends them, and a PE ended by a signal
+ *                says nothing)
+ *   finalize     shmem_finalize, then init again: a fresh record, which
+ *                the last PE writes again, and it is said again at the
+ *                second finalize; exit 0
  *   global-exit  shmem_global_exit(4) from the last PE
  *   fatal        a call with a PE out of range (the library ends the job)
  *   none         no record written: shmem_finalize, exit 0, nothing said
@@ -20,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ushmem/device.h>
 
@@ -66,8 +70,12 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     fflush(stdout);
 
-    if (strcmp(mode, "exit") == 0)
-        exit(3);
+    if (strcmp(mode, "exit") == 0) {
+        if (me == npes - 1)
+            exit(3);
+        for (;;) /* the launcher ends this PE with the job */
+            pause();
+    }
     if (strcmp(mode, "global-exit") == 0) {
         if (me == npes - 1)
             shmem_global_exit(4);
@@ -80,6 +88,9 @@ int main(int argc, char **argv)
     if (strcmp(mode, "finalize") == 0) {
         shmem_init();
         check_fresh();
+        shmem_barrier_all();
+        if (me == npes - 1)
+            write_fault();
         shmem_finalize();
     }
     if (me == 0)

@@ -142,8 +142,8 @@ TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
  * argument they needed 74 to 86 registers while an unknown team printed
  * from the kernel; NVSHMEM 3.4.5's own headers give 134 to 196 for all
  * six shapes.) */
-#define SIX(NAME, PFX, SC, TEAM, ...)                                                      \
-    __global__ void NAME(__VA_ARGS__ int *d, const int *s, size_t n, int iters)           \
+#define SIX(NAME, PFX, SC, TEAM, TEAM_PARAM)                                               \
+    __global__ void NAME(TEAM_PARAM int *d, const int *s, size_t n, int iters)            \
     {                                                                                      \
         for (int i = 0; i < iters; i++) {                                                  \
             PFX##_int_alltoall##SC(TEAM, d, s, n);                                         \
@@ -154,9 +154,10 @@ TEAM(team_mixed_b, long, nvshmemx_long_fcollect_block(team, dest, source, n);
             PFX##_int_broadcast##SC(TEAM, d + 5 * n, s, n, 0);                             \
         }                                                                                  \
     }
-SIX(six_world_t, nvshmem, , NVSHMEM_TEAM_WORLD)
-SIX(six_world_w, nvshmemx, _warp, NVSHMEM_TEAM_WORLD)
-SIX(six_world_b, nvshmemx, _block, NVSHMEM_TEAM_WORLD)
-SIX(six_team_t, nvshmem, , team, nvshmem_team_t team,)
-SIX(six_team_w, nvshmemx, _warp, team, nvshmem_team_t team,)
-SIX(six_team_b, nvshmemx, _block, team, nvshmem_team_t team,)
+#define SIX_TEAM_PARAM nvshmem_team_t team,
+SIX(six_world_t, nvshmem, , NVSHMEM_TEAM_WORLD, )
+SIX(six_world_w, nvshmemx, _warp, NVSHMEM_TEAM_WORLD, )
+SIX(six_world_b, nvshmemx, _block, NVSHMEM_TEAM_WORLD, )
+SIX(six_team_t, nvshmem, , team, SIX_TEAM_PARAM)
+SIX(six_team_w, nvshmemx, _warp, team, SIX_TEAM_PARAM)
+SIX(six_team_b, nvshmemx, _block, team, SIX_TEAM_PARAM)
