@@ -888,6 +888,55 @@ USHMEMI_NV_DEV void ushmemi_nv_reduce_rounds(const struct ushmem_device_state *s
     }
 }
 
+/* Four loads in flight a thread (L = 4: 1-, 2- and 8-byte elements, at
+ * every scope), shaped by the PE count at run time: two PEs by two
+ * elements a round where there are at most two PEs, four PEs by one
+ * element otherwise. Those are ushmemi_nv_reduce_rounds<2, 2> and <4, 1>,
+ * combined in the same PE order, in one body. Both inlined into one
+ * kernel took a loop of collectives of ints and doubles on a team
+ * argument to 80 registers at warp scope, and <2, 2> for every PE count
+ * at thread scope took it to 72; this takes both to 64
+ * (nvshmem-registers-loops' mixed_team_*). */
+template <typename OP, typename T>
+USHMEMI_NV_DEV void ushmemi_nv_reduce_rounds4(const struct ushmem_device_state *s, unsigned rank,
+                                              unsigned size, T *dest, const T *own,
+                                              size_t nreduce)
+{
+    const int n = s->n_pes;
+    const bool two = n <= 2;
+
+    for (size_t base = 0; base < nreduce; base += two ? (size_t)size * 2 : size) {
+        T acc0 = T(), acc1 = T();
+        for (int pe0 = 0; pe0 < n; pe0 += 4) {
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int pe = two ? (k & 1) : pe0 + k;
+                const size_t i = base + rank + (two && k >= 2 ? size : 0);
+                const T *p = pe < n ? (const T *)ushmemi_dev_mapped(s, own, pe,
+                                                                    USHMEM_DEVICE_CLASS_RMA)
+                                    : NULL;
+                v[k] = p != NULL && i < nreduce ? p[i] : T();
+            }
+            if (two) {
+                acc0 = n > 1 ? OP::apply(v[0], v[1]) : v[0];
+                acc1 = n > 1 ? OP::apply(v[2], v[3]) : v[2];
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    if (pe0 + k < n)
+                        acc0 = pe0 + k == 0 ? v[k] : OP::apply(acc0, v[k]);
+                }
+            }
+        }
+        const size_t i = base + rank;
+        if (i < nreduce)
+            dest[i] = acc0;
+        if (two && i + size < nreduce)
+            dest[i + size] = acc1;
+    }
+}
+
 /* Every other case: some PE through the proxy, or dest the source itself.
  * A round of one element a thread, each PE's by a load or a get, PEs in
  * order; where dest is the source, the group meets after reading a round
@@ -978,7 +1027,9 @@ USHMEMI_NV_DEV int ushmemi_nv_reduce_world(ushmemi_dev_scope scope, T *dest, con
          * scope, whose barrier is more inlined code, at most 4. */
         const unsigned rank = ushmemi_dev_group_rank(scope), size = ushmemi_dev_group_size(scope);
         constexpr int L = sizeof(T) >= 16 ? 2 : sizeof(T) == 4 ? 8 : 4, G = L < 4 ? L : 4;
-        if (scope == USHMEMI_DEV_THREAD)
+        if (L == 4)
+            ushmemi_nv_reduce_rounds4<OP, T>(s, rank, size, dest, own, nreduce);
+        else if (scope == USHMEMI_DEV_THREAD)
             ushmemi_nv_reduce_rounds<OP, T, 2, (L >= 4 ? 2 : 1)>(s, rank, size, dest, own,
                                                                  nreduce);
         else if (s->n_pes <= 2)

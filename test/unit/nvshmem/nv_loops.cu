@@ -7,7 +7,8 @@
  * at warp and block scope; three collectives behind each other at each
  * scope; barriers and syncs, puts and gets, signals, atomics, waits and
  * tests, quiet and fence, and a block mixing several; the collectives,
- * barriers and queries again with the team a kernel argument. */
+ * barriers and queries again with the team a kernel argument; six
+ * collectives of ints and doubles on a team argument at each scope. */
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
@@ -161,3 +162,26 @@ SIX(six_world_b, nvshmemx, _block, NVSHMEM_TEAM_WORLD, )
 SIX(six_team_t, nvshmem, , team, SIX_TEAM_PARAM)
 SIX(six_team_w, nvshmemx, _warp, team, SIX_TEAM_PARAM)
 SIX(six_team_b, nvshmemx, _block, team, SIX_TEAM_PARAM)
+
+/* The same of mixed types, as nv_team.cu's collectives kernel calls them
+ * once (alltoall and sum of ints, fcollect, max and broadcast of doubles),
+ * in a loop on a team argument. (Warp 80 registers and thread 72 while the
+ * world's reductions of 8-byte elements took rounds of two shapes, one for
+ * two PEs and one for more, and at thread scope two PEs by two elements
+ * whatever the PE count.) */
+#define MIXED(NAME, PFX, SC)                                                               \
+    __global__ void NAME(nvshmem_team_t team, int *ia, int *ib, double *da, double *db,    \
+                         size_t n, int iters)                                              \
+    {                                                                                      \
+        for (int i = 0; i < iters; i++) {                                                  \
+            PFX##_int_alltoall##SC(team, ib, ia, n);                                       \
+            PFX##_double_fcollect##SC(team, db, da, n);                                    \
+            PFX##_int_sum_reduce##SC(team, ib + n, ia, n);                                 \
+            PFX##_double_max_reduce##SC(team, db + n, da, n);                              \
+            PFX##_int_sum_reducescatter##SC(team, ib + 2 * n, ia, n);                      \
+            PFX##_double_broadcast##SC(team, db + 2 * n, da, n, 0);                        \
+        }                                                                                  \
+    }
+MIXED(mixed_team_t, nvshmem, )
+MIXED(mixed_team_w, nvshmemx, _warp)
+MIXED(mixed_team_b, nvshmemx, _block)

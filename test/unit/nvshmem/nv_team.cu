@@ -5,7 +5,8 @@
  * passed to the same kernels. In them, the team queries (checked against
  * the host's), team barriers in a loop that nobody may leave early, and
  * alltoall, broadcast, fcollect, sum and max reductions and a
- * reduce-scatter at thread, warp and block scope. Every PE checks every
+ * reduce-scatter of ints and doubles at thread, warp and block scope, in
+ * a loop. Every PE checks every
  * value it received; exit 77 without a GPU. */
 #include <nvshmem.h>
 #include <nvshmemx.h>
@@ -56,7 +57,10 @@ __global__ void barrier_rounds(nvshmem_team_t team, long *count, int *bad)
     }
 }
 
-/* The collectives, each scope's threads of one block calling:
+/* The collectives, each scope's threads of one block calling, ITERS times
+ * in a loop (a kernel of its own per scope, as a program's one
+ * communication kernel calls them; ints and doubles mixed, the team an
+ * argument: within the 64 registers of a 1024-thread block):
  * ib = alltoall of ia; db = fcollect of da; ib2 = sum of ia's first N;
  * db2 = max of da; ib3 = reduce-scatter of ia; db3 = broadcast of da from
  * the last member. */
@@ -65,30 +69,27 @@ struct coll {
     double *da, *db, *db2, *db3;
 };
 
-__global__ void collectives(nvshmem_team_t team, coll c, int scope)
+#define ITERS 3
+
+#define COLLECTIVES(PFX, SC)                                                               \
+    PFX##_int_alltoall##SC(team, c.ib, c.ia, N);                                           \
+    PFX##_double_fcollect##SC(team, c.db, c.da, N);                                        \
+    PFX##_int_sum_reduce##SC(team, c.ib2, c.ia, N);                                        \
+    PFX##_double_max_reduce##SC(team, c.db2, c.da, N);                                     \
+    PFX##_int_sum_reducescatter##SC(team, c.ib3, c.ia, N);                                 \
+    PFX##_double_broadcast##SC(team, c.db3, c.da, N, size - 1)
+
+template <int SCOPE> __global__ void collectives(nvshmem_team_t team, coll c, int iters)
 {
     int size = nvshmem_team_n_pes(team);
-    if (scope == 2) {
-        nvshmemx_int_alltoall_block(team, c.ib, c.ia, N);
-        nvshmemx_double_fcollect_block(team, c.db, c.da, N);
-        nvshmemx_int_sum_reduce_block(team, c.ib2, c.ia, N);
-        nvshmemx_double_max_reduce_block(team, c.db2, c.da, N);
-        nvshmemx_int_sum_reducescatter_block(team, c.ib3, c.ia, N);
-        nvshmemx_double_broadcast_block(team, c.db3, c.da, N, size - 1);
-    } else if (scope == 1 && threadIdx.x < 32) {
-        nvshmemx_int_alltoall_warp(team, c.ib, c.ia, N);
-        nvshmemx_double_fcollect_warp(team, c.db, c.da, N);
-        nvshmemx_int_sum_reduce_warp(team, c.ib2, c.ia, N);
-        nvshmemx_double_max_reduce_warp(team, c.db2, c.da, N);
-        nvshmemx_int_sum_reducescatter_warp(team, c.ib3, c.ia, N);
-        nvshmemx_double_broadcast_warp(team, c.db3, c.da, N, size - 1);
-    } else if (scope == 0 && threadIdx.x == 0) {
-        nvshmem_int_alltoall(team, c.ib, c.ia, N);
-        nvshmem_double_fcollect(team, c.db, c.da, N);
-        nvshmem_int_sum_reduce(team, c.ib2, c.ia, N);
-        nvshmem_double_max_reduce(team, c.db2, c.da, N);
-        nvshmem_int_sum_reducescatter(team, c.ib3, c.ia, N);
-        nvshmem_double_broadcast(team, c.db3, c.da, N, size - 1);
+    for (int it = 0; it < iters; it++) {
+        if (SCOPE == 2) {
+            COLLECTIVES(nvshmemx, _block);
+        } else if (SCOPE == 1 && threadIdx.x < 32) {
+            COLLECTIVES(nvshmemx, _warp);
+        } else if (SCOPE == 0 && threadIdx.x == 0) {
+            COLLECTIVES(nvshmem, );
+        }
     }
 }
 
@@ -144,7 +145,12 @@ static void run_team(nvshmem_team_t team, const char *what, cudaStream_t s, int 
         CUDA_CHECK(cudaMemset(c.db3, 0xff, N * sizeof(double)));
         CUDA_CHECK(cudaDeviceSynchronize());
         nvshmem_team_sync(team); /* every member has checked the scope before and cleared */
-        collectives<<<1, 1024, 0, s>>>(team, c, scope);
+        if (scope == 2)
+            collectives<2><<<1, 1024, 0, s>>>(team, c, ITERS);
+        else if (scope == 1)
+            collectives<1><<<1, 1024, 0, s>>>(team, c, ITERS);
+        else
+            collectives<0><<<1, 1024, 0, s>>>(team, c, ITERS);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaStreamSynchronize(s));
         std::vector<int> ib(N * size), ib2(N), ib3(N);
