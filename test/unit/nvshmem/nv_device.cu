@@ -121,21 +121,44 @@ COLL_KERNEL(coll_bcast, 32,
 /* A long sum and an int reduce-scatter at the scope given (0 thread, 1 warp,
  * 2 block), by the threads of block 0 that call; lengths that are not a
  * multiple of what the device loads in a round. */
-__global__ void odd_reduce(long *dl, const long *sl, int *di, const int *si, int n, int scope)
+/* Sums of longs and doubles (whose bits depend on the PEs' order) and
+ * reduce-scatters of ints and long longs. */
+struct odd_bufs {
+    long *dl;
+    const long *sl;
+    int *di;
+    const int *si;
+    double *dd;
+    const double *sd;
+    long long *dr;
+    const long long *sr;
+};
+
+__global__ void odd_reduce(odd_bufs b, int n, int scope)
 {
     if (blockIdx.x != 0)
         return;
     if (scope == 0 && threadIdx.x == 0) {
-        nvshmem_long_sum_reduce(NVSHMEM_TEAM_WORLD, dl, sl, n);
-        nvshmem_int_sum_reducescatter(NVSHMEM_TEAM_WORLD, di, si, n);
+        nvshmem_long_sum_reduce(NVSHMEM_TEAM_WORLD, b.dl, b.sl, n);
+        nvshmem_int_sum_reducescatter(NVSHMEM_TEAM_WORLD, b.di, b.si, n);
+        nvshmem_double_sum_reduce(NVSHMEM_TEAM_WORLD, b.dd, b.sd, n);
+        nvshmem_longlong_sum_reducescatter(NVSHMEM_TEAM_WORLD, b.dr, b.sr, n);
     } else if (scope == 1 && threadIdx.x < 32) {
-        nvshmemx_long_sum_reduce_warp(NVSHMEM_TEAM_WORLD, dl, sl, n);
-        nvshmemx_int_sum_reducescatter_warp(NVSHMEM_TEAM_WORLD, di, si, n);
+        nvshmemx_long_sum_reduce_warp(NVSHMEM_TEAM_WORLD, b.dl, b.sl, n);
+        nvshmemx_int_sum_reducescatter_warp(NVSHMEM_TEAM_WORLD, b.di, b.si, n);
+        nvshmemx_double_sum_reduce_warp(NVSHMEM_TEAM_WORLD, b.dd, b.sd, n);
+        nvshmemx_longlong_sum_reducescatter_warp(NVSHMEM_TEAM_WORLD, b.dr, b.sr, n);
     } else if (scope == 2) {
-        nvshmemx_long_sum_reduce_block(NVSHMEM_TEAM_WORLD, dl, sl, n);
-        nvshmemx_int_sum_reducescatter_block(NVSHMEM_TEAM_WORLD, di, si, n);
+        nvshmemx_long_sum_reduce_block(NVSHMEM_TEAM_WORLD, b.dl, b.sl, n);
+        nvshmemx_int_sum_reducescatter_block(NVSHMEM_TEAM_WORLD, b.di, b.si, n);
+        nvshmemx_double_sum_reduce_block(NVSHMEM_TEAM_WORLD, b.dd, b.sd, n);
+        nvshmemx_longlong_sum_reducescatter_block(NVSHMEM_TEAM_WORLD, b.dr, b.sr, n);
     }
 }
+
+/* PE pe's double for element i: PE 0's is large enough that adding the
+ * others' rounds, so a sum in another order than the PEs' has other bits. */
+static double odd_double(int pe, int i) { return pe == 0 ? 1e16 + 2.0 * i : 1.25 + pe * 0.5 + i; }
 
 /* One block meets the other PEs, the grid waits for it. */
 __global__ void barrier_loop(int rounds)
@@ -391,33 +414,58 @@ int main(void)
     long *dl = (long *)nvshmem_malloc(nmax * sizeof(long));
     int *si = (int *)nvshmem_malloc(nmax * npes * sizeof(int));
     int *di = (int *)nvshmem_malloc(nmax * sizeof(int));
-    CHECK(sl && dl && si && di, "nvshmem_malloc for the odd reductions");
+    double *sd = (double *)nvshmem_malloc(nmax * sizeof(double));
+    double *dd = (double *)nvshmem_malloc(nmax * sizeof(double));
+    long long *sr = (long long *)nvshmem_malloc(nmax * npes * sizeof(long long));
+    long long *dr = (long long *)nvshmem_malloc(nmax * sizeof(long long));
+    CHECK(sl && dl && si && di && sd && dd && sr && dr, "nvshmem_malloc for the odd reductions");
     std::vector<long> slh(nmax), dlh(nmax);
     std::vector<int> sih(nmax * npes), dih(nmax);
-    for (int i = 0; i < nmax; i++)
+    std::vector<double> sdh(nmax), ddh(nmax);
+    std::vector<long long> srh(nmax * npes), drh(nmax);
+    for (int i = 0; i < nmax; i++) {
         slh[i] = (long)me * 100003 + i;
-    for (int i = 0; i < nmax * npes; i++)
+        sdh[i] = odd_double(me, i);
+    }
+    for (int i = 0; i < nmax * npes; i++) {
         sih[i] = me * 7 + i;
+        srh[i] = (long long)me * 1000000007LL + i;
+    }
     CUDA_CHECK(cudaMemcpy(sl, slh.data(), nmax * sizeof(long), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(si, sih.data(), sih.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(sd, sdh.data(), nmax * sizeof(double), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(sr, srh.data(), srh.size() * sizeof(long long),
+                          cudaMemcpyHostToDevice));
+    odd_bufs ob = {dl, sl, di, si, dd, sd, dr, sr};
     CUDA_CHECK(cudaDeviceSynchronize());
     nvshmem_barrier_all();
     for (int scope = 0; scope < 3; scope++)
         for (int k = 0; k < 3; k++) {
             int len = odd[k];
-            void *oargs[] = {&dl, &sl, &di, &si, &len, &scope};
+            void *oargs[] = {&ob, &len, &scope};
             rc = nvshmemx_collective_launch((const void *)odd_reduce, 2, 1024, oargs, 0, s);
             CHECK(rc == NVSHMEMX_SUCCESS, "collective launch of odd_reduce: %d", rc);
             CUDA_CHECK(cudaStreamSynchronize(s));
             CUDA_CHECK(cudaMemcpy(dlh.data(), dl, len * sizeof(long), cudaMemcpyDeviceToHost));
             CUDA_CHECK(cudaMemcpy(dih.data(), di, len * sizeof(int), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(ddh.data(), dd, len * sizeof(double), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(drh.data(), dr, len * sizeof(long long),
+                                  cudaMemcpyDeviceToHost));
             for (int i = 0; i < len; i++) {
                 long want = 0;
                 int rs = 0;
+                double dwant = 0;
+                long long lrs = 0;
                 for (int pe = 0; pe < npes; pe++) {
                     want += (long)pe * 100003 + i;
                     rs += pe * 7 + me * len + i;
+                    dwant = pe == 0 ? odd_double(0, i) : dwant + odd_double(pe, i);
+                    lrs += (long long)pe * 1000000007LL + me * len + i;
                 }
+                CHECK(ddh[i] == dwant, "double sum_reduce (scope %d, %d elements) [%d] = %.17g, "
+                      "want %.17g (the PEs' order)", scope, len, i, ddh[i], dwant);
+                CHECK(drh[i] == lrs, "longlong sum_reducescatter (scope %d, %d elements) [%d] = "
+                      "%lld, want %lld", scope, len, i, drh[i], lrs);
                 CHECK(dlh[i] == want, "long sum_reduce (scope %d, %d elements) [%d] = %ld, want %ld",
                       scope, len, i, dlh[i], want);
                 CHECK(dih[i] == rs, "int sum_reducescatter (scope %d, %d elements) [%d] = %d, "

@@ -163,12 +163,14 @@ SIX(six_team_t, nvshmem, , team, SIX_TEAM_PARAM)
 SIX(six_team_w, nvshmemx, _warp, team, SIX_TEAM_PARAM)
 SIX(six_team_b, nvshmemx, _block, team, SIX_TEAM_PARAM)
 
-/* The same of mixed types, as nv_team.cu's collectives kernel calls them
- * once (alltoall and sum of ints, fcollect, max and broadcast of doubles),
- * in a loop on a team argument. (Warp 80 registers and thread 72 while the
- * world's reductions of 8-byte elements took rounds of two shapes, one for
- * two PEs and one for more, and at thread scope two PEs by two elements
- * whatever the PE count.) */
+/* The same of mixed types, as nv_team.cu's collectives kernels call them
+ * (alltoall and sum of ints, fcollect, max and broadcast of doubles), in a
+ * loop on a team argument. (Before the world's reductions of 8-byte
+ * elements took one shape of rounds, ushmemi_nv_reduce_rounds4, these
+ * needed 80 registers at warp scope, with rounds of two shapes, one for two
+ * PEs and one for more, and 72 at thread scope, with two PEs by two
+ * elements whatever the PE count; nv_team's own kernels, the buffers in a
+ * struct, 72 at warp scope and 64 at the others.) */
 #define MIXED(NAME, PFX, SC)                                                               \
     __global__ void NAME(nvshmem_team_t team, int *ia, int *ib, double *da, double *db,    \
                          size_t n, int iters)                                              \

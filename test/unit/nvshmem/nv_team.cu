@@ -63,26 +63,31 @@ __global__ void barrier_rounds(nvshmem_team_t team, long *count, int *bad)
  * argument: within the 64 registers of a 1024-thread block):
  * ib = alltoall of ia; db = fcollect of da; ib2 = sum of ia's first N;
  * db2 = max of da; ib3 = reduce-scatter of ia; db3 = broadcast of da from
- * the last member. */
+ * the last member. Each round takes its sources from a region of its own
+ * (istride ints and N doubles on), with values of their own, into the
+ * same destinations: the last round's values must be what stays. */
 struct coll {
     int *ia, *ib, *ib2, *ib3;
     double *da, *db, *db2, *db3;
+    int istride;
 };
 
 #define ITERS 3
 
 #define COLLECTIVES(PFX, SC)                                                               \
-    PFX##_int_alltoall##SC(team, c.ib, c.ia, N);                                           \
-    PFX##_double_fcollect##SC(team, c.db, c.da, N);                                        \
-    PFX##_int_sum_reduce##SC(team, c.ib2, c.ia, N);                                        \
-    PFX##_double_max_reduce##SC(team, c.db2, c.da, N);                                     \
-    PFX##_int_sum_reducescatter##SC(team, c.ib3, c.ia, N);                                 \
-    PFX##_double_broadcast##SC(team, c.db3, c.da, N, size - 1)
+    PFX##_int_alltoall##SC(team, c.ib, ia, N);                                             \
+    PFX##_double_fcollect##SC(team, c.db, da, N);                                          \
+    PFX##_int_sum_reduce##SC(team, c.ib2, ia, N);                                          \
+    PFX##_double_max_reduce##SC(team, c.db2, da, N);                                       \
+    PFX##_int_sum_reducescatter##SC(team, c.ib3, ia, N);                                   \
+    PFX##_double_broadcast##SC(team, c.db3, da, N, size - 1)
 
 template <int SCOPE> __global__ void collectives(nvshmem_team_t team, coll c, int iters)
 {
     int size = nvshmem_team_n_pes(team);
     for (int it = 0; it < iters; it++) {
+        const int *ia = c.ia + (size_t)it * c.istride;
+        const double *da = c.da + (size_t)it * N;
         if (SCOPE == 2) {
             COLLECTIVES(nvshmemx, _block);
         } else if (SCOPE == 1 && threadIdx.x < 32) {
@@ -93,8 +98,12 @@ template <int SCOPE> __global__ void collectives(nvshmem_team_t team, coll c, in
     }
 }
 
-static int ia_val(int pe, int i) { return pe * 10000 + i; }
-static double da_val(int pe, int i) { return (i % 5 == pe % 5) ? 1e6 + i : pe + 0.5 * i; }
+/* PE pe's sources in round it (by default the last, whose results stay). */
+static int ia_val(int pe, int i, int it = ITERS - 1) { return it * 1000000 + pe * 10000 + i; }
+static double da_val(int pe, int i, int it = ITERS - 1)
+{
+    return it * 1e7 + ((i % 5 == pe % 5) ? 1e6 + i : pe + 0.5 * i);
+}
 
 static void run_team(nvshmem_team_t team, const char *what, cudaStream_t s, int *qbuf,
                      long *count, int *bad, coll c)
@@ -126,14 +135,16 @@ static void run_team(nvshmem_team_t team, const char *what, cudaStream_t s, int 
     CHECK(badh == 0, "%s: round %d: a member left the team barrier before every add arrived",
           what, badh);
 
-    std::vector<int> ih(N * npes);
-    std::vector<double> dh(N);
-    for (int i = 0; i < N * npes; i++)
-        ih[i] = ia_val(me, i);
-    for (int i = 0; i < N; i++)
-        dh[i] = da_val(me, i);
+    std::vector<int> ih(ITERS * N * npes);
+    std::vector<double> dh(ITERS * N);
+    for (int it = 0; it < ITERS; it++) {
+        for (int i = 0; i < N * npes; i++)
+            ih[it * N * npes + i] = ia_val(me, i, it);
+        for (int i = 0; i < N; i++)
+            dh[it * N + i] = da_val(me, i, it);
+    }
     CUDA_CHECK(cudaMemcpy(c.ia, ih.data(), ih.size() * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(c.da, dh.data(), N * sizeof(double), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(c.da, dh.data(), dh.size() * sizeof(double), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaDeviceSynchronize());
     for (int scope = 0; scope < 3; scope++) {
         /* Nothing of the scope before may pass for this one's. */
@@ -213,11 +224,12 @@ int main(void)
     long *count = (long *)nvshmem_malloc(sizeof(long));
     int *bad = (int *)nvshmem_malloc(sizeof(int));
     coll c;
-    c.ia = (int *)nvshmem_malloc(N * npes * sizeof(int));
+    c.ia = (int *)nvshmem_malloc(ITERS * N * npes * sizeof(int));
+    c.istride = N * npes;
     c.ib = (int *)nvshmem_malloc(N * npes * sizeof(int));
     c.ib2 = (int *)nvshmem_malloc(N * sizeof(int));
     c.ib3 = (int *)nvshmem_malloc(N * sizeof(int));
-    c.da = (double *)nvshmem_malloc(N * sizeof(double));
+    c.da = (double *)nvshmem_malloc(ITERS * N * sizeof(double));
     c.db = (double *)nvshmem_malloc(N * npes * sizeof(double));
     c.db2 = (double *)nvshmem_malloc(N * sizeof(double));
     c.db3 = (double *)nvshmem_malloc(N * sizeof(double));
