@@ -6,7 +6,7 @@
 # and the targets.
 #
 # Usage, from anywhere (it works from the repository root):
-#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy,fabric,sycl] \
+#   [BUILD_DIR=build-gpu] [NPES=2] [QUICK=1] [PARTS=put,latency,alltoall,nccl,ceiling,proxy,landing,fabric,sycl] \
 #       scripts/gpu_bench.sh [OUT_DIR]          (default $BUILD_DIR/bench)
 #
 # BUILD_DIR  a built meson tree of ushmem with the cuda backend: tools/oshrun,
@@ -15,13 +15,17 @@
 # NPES       PEs (and ranks) per job, default 2.
 # QUICK=1    fewer sizes and iterations.
 # LAT_ITERS, LAT_REPS  dev_latency's iterations and runs (default 5) instead.
-# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, fabric, scopes,
+# PARTS      which of put, get, latency, alltoall, nccl, ceiling, proxy, landing, fabric, scopes,
 #            a2a_parts to run (comma list); default all but get and
 #            a2a_parts (alltoallmem_on_stream from 64 B to 4 MiB beside its
 #            pieces, dev_alltoall --parts). ceiling: test/perf/cuda/
 #            nvlink_ceiling, what the link between GPUs 0 and 1 carries
 #            with no library (needs 2 GPUs); proxy: ushmem's put bandwidth and
 #            latencies with USHMEM_DEVICE_ROUTE=proxy, against its direct road;
+#            landing: the device calls landed over tcp (USHMEM_IPC=0
+#            USHMEM_FABRIC_STAGING=1, no GPU-RMA), back to back and after a
+#            quiet spell, against libfabric's own 8-byte message in the same
+#            run (test/perf/fabric_floor, needs a build with ofi);
 #            fabric: the same over libfabric with the heap registered as GPU
 #            memory (USHMEM_IPC=0, FI_PROVIDER=shm, FI_HMEM), when the
 #            libfabric the build loads registers CUDA memory (ushmem_info
@@ -58,7 +62,7 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 npes=${NPES:-2}
 quick=${QUICK:-0}
-parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy,fabric,sycl},
+parts=,${PARTS:-put,latency,alltoall,nccl,ceiling,proxy,landing,fabric,sycl},
 budget=${BENCH_BUDGET_S:-450}
 bin=$out/bin
 csvdir=$out/csv
@@ -151,7 +155,7 @@ fi
 # ---- build, every program for both libraries at once ----
 progs=()
 { want put || want get || want proxy || want fabric || want scopes || want sycl; } && progs+=(dev_put_bw)
-{ want latency || want proxy || want fabric || want sycl; } && progs+=(dev_latency)
+{ want latency || want proxy || want landing || want fabric || want sycl; } && progs+=(dev_latency)
 { want alltoall || want a2a_parts; } && progs+=(dev_alltoall)
 
 build_ushmem() {
@@ -423,6 +427,34 @@ if want proxy && [ $have_ushmem = 1 ]; then
         else
             say "build of link_idle failed: see build_link_idle.log"
         fi
+    fi
+fi
+# Landing: every peer as if on another node whose fabric has no GPU-RMA
+# (USHMEM_IPC=0 USHMEM_FABRIC_STAGING=1, tcp), each device call a request
+# and its reply through the proxy; beside it libfabric's own message on the
+# same provider with no library in the path (test/perf/fabric_floor), both
+# back to back and after PE 0 was busy T.
+if want landing && [ $have_ushmem = 1 ]; then
+    land_list=${LANDING_IDLE_US:-1000,10000,100000}
+    floor_exe=$build/test/perf/fabric_floor
+    if [ -x "$floor_exe" ]; then
+        run_ushmem "$out/fabric_floor_raw.txt" 60 64M env FI_PROVIDER=tcp USHMEM_BACKEND=cpu \
+            "$floor_exe" --idle-us "$land_list" ||
+            say "fabric_floor exited $?: see fabric_floor_raw.txt"
+        awk 'BEGIN { print "# fabric_floor,raw,2"; print "what,us" }
+             /^back to back / { print "msg," $4 }
+             /^after [0-9]+ us / { print "msg_idle" $2 "," $4 }' \
+            "$out/fabric_floor_raw.txt" >"$csvdir/fabric_floor_raw.csv"
+    else
+        say "landing: no $floor_exe (a build without ofi): the fabric's floor is n/a"
+    fi
+    if [ -x "$bin/dev_latency_ushmem" ]; then
+        run_ushmem "$out/dev_latency_landing.txt" 150 512M env USHMEM_IPC=0 \
+            USHMEM_FABRIC_STAGING=1 FI_PROVIDER=tcp USHMEM_PROXY_IDLE=spin \
+            "$bin/dev_latency_ushmem" --op p,g,fadd --iters 300 --idle-us "$land_list" \
+            --idle-how compute ||
+            say "dev_latency over landing exited $?: see dev_latency_landing.txt"
+        to_csv "$out/dev_latency_landing.txt" dev_latency ushmem ushmem-landing
     fi
 fi
 # ushmem over libfabric with FI_HMEM: every peer as if on another node, the
@@ -925,6 +957,44 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
         printf '%-40s | %s GB/s (target >= 350; floor: one copy-engine copy %s)\n' \
             "proxy put bw 64 MiB, 32 blocks" "$(val dev_put_bw_block ushmem-proxy $mib64)" \
             "$(val nvlink_ceiling raw ce)"
+    fi
+    if want landing && [ -f "$csvdir/dev_latency_ushmem-landing.csv" ]; then
+        say ""
+        say "Landing over tcp (USHMEM_IPC=0 USHMEM_FABRIC_STAGING=1, USHMEM_PROXY_IDLE=spin)" \
+            "against libfabric's own 8-byte message on the same provider with no library" \
+            "(fabric_floor: one way, half a round trip), same run. b2b: back to back (300 in" \
+            "one kernel; the floor: 5000); T: one op right after PE 0 was busy T (its GPU" \
+            "computing; the floor: its host spinning), median of 15; b2b/msgs: against the" \
+            "messages the op needs (p one way, g and fadd a request and its reply: two);" \
+            "worst/b2b: the slowest after-idle figure over back to back."
+        lts=$(awk -F, '/^msg_idle[0-9]+,/ { sub("msg_idle", "", $1); printf "%s ", $1 }' \
+            "$csvdir/fabric_floor_raw.csv" 2>/dev/null)
+        [ -n "$lts" ] || lts=$(tr ',' ' ' <<<"${LANDING_IDLE_US:-1000,10000,100000}")
+        printf '%-10s | %8s | %8s' op b2b b2b/msgs
+        for t in $lts; do printf ' | %8s' "$((t / 1000))ms"; done
+        printf ' | %s\n' worst/b2b
+        msg=$(val fabric_floor raw msg)
+        for op in msg p g fadd; do
+            if [ $op = msg ]; then
+                b=$msg n=1 key=msg_idle label="tcp msg"
+            else
+                b=$(val dev_latency ushmem-landing $op) n=2 key=${op}_busy label=$op
+                [ $op = p ] && n=1
+            fi
+            vals=()
+            for t in $lts; do
+                if [ $op = msg ]; then v=$(val fabric_floor raw "msg_idle$t"); else v=$(val dev_latency ushmem-landing "$key$t"); fi
+                vals+=("${v:--}")
+            done
+            awk -v label="$label" -v b="${b:-}" -v m="${msg:-}" -v n=$n -v vs="${vals[*]}" 'BEGIN {
+                k = split(vs, v, " "); worst = 0
+                for (i = 1; i <= k; i++) if (v[i] != "-" && v[i] + 0 > worst) worst = v[i] + 0
+                r = (b != "" && m + 0 > 0) ? sprintf("%.2f", b / (n * m)) : "n/a"
+                w = (b + 0 > 0 && worst > 0) ? sprintf("%.2f", worst / b) : "n/a"
+                printf "%-10s | %8s | %8s", label, (b != "" ? b : "n/a"), r
+                for (i = 1; i <= k; i++) printf " | %8s", v[i]
+                printf " | %s\n", w }'
+        done
     fi
 } | tee "$out/summary.txt"
 

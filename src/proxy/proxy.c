@@ -1147,6 +1147,9 @@ static void *proxy_main(void *arg)
             if (now - idle_since >= IDLE_YIELD_NS) {
                 settle(p);
                 keep_warm(p, now);
+                for (int i = 0; i < p->ntransports; i++)
+                    if (p->transports[i].ops->keep_warm != NULL)
+                        p->transports[i].ops->keep_warm(p->transports[i].t);
             }
             ushmem_ring_pause();
         } else if (now - idle_since < IDLE_SPIN_NS) {

@@ -972,6 +972,11 @@ static int ofi_can_atomic(struct ushmemi_transport *t, int pe, const char **why_
     return 1;
 }
 
+static void ofi_keep_warm(struct ushmemi_transport *t)
+{
+    ushmemi_ofi_am_keep_warm(t, USHMEMI_OFI_WARM_PROXY);
+}
+
 static int ofi_progress(struct ushmemi_transport *t)
 {
     if (t->info->domain_attr->data_progress != FI_PROGRESS_MANUAL)
@@ -994,4 +999,5 @@ const struct ushmemi_transport_ops ushmemi_transport_ofi_ops = {
     .quiet = ushmemi_ofi_quiet,
     .progress = ofi_progress,
     .heap_grow = ofi_heap_grow,
+    .keep_warm = ofi_keep_warm,
 };

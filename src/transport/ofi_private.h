@@ -351,6 +351,12 @@ void ushmemi_ofi_am_completed(struct ushmemi_transport *t, struct ofi_op *ctx, i
 /* Lands the requests that have arrived and reposts their buffers; on the
  * progress thread only. Returns how many buffers it handled. */
 int ushmemi_ofi_am_serve(struct ushmemi_transport *t);
+/* While a spinning helper thread has nothing to do: every period, a
+ * header-only message to each peer with a landing request in the window,
+ * so that the fabric's path from that thread stays warm (ofi_am.c). who:
+ * the progress thread or the proxy's, each with a tick of its own. */
+enum ushmemi_ofi_warmer { USHMEMI_OFI_WARM_PROGRESS, USHMEMI_OFI_WARM_PROXY, USHMEMI_OFI_WARMERS };
+void ushmemi_ofi_am_keep_warm(struct ushmemi_transport *t, enum ushmemi_ofi_warmer who);
 /* The initiator's side: chunks of a put or get as messages (nbi: complete
  * at quiet), and a blocking atomic. The caller checked the range. */
 ushmem_status_t ushmemi_ofi_am_rma(struct ushmemi_transport *t, bool put, int pe, uint64_t sym,

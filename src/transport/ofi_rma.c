@@ -206,7 +206,10 @@ void *ushmemi_ofi_progress_main(void *arg)
             continue;
         }
         if (t->idle_spin) {
-            continue; /* USHMEM_PROXY_IDLE: awake whatever the quiet spell */
+            /* USHMEM_PROXY_IDLE: awake whatever the quiet spell, and the
+             * fabric's path to landing peers too. */
+            ushmemi_ofi_am_keep_warm(t, USHMEMI_OFI_WARM_PROGRESS);
+            continue;
         } else if (now_s() - last_busy < OFI_PROGRESS_HOT_S) {
             ushmemi_ofi_yield(t);
         } else {

@@ -165,6 +165,13 @@ struct ushmemi_transport_ops {
      * happened (step->fail_peer: a failure to inject, see transport.h). */
     ushmem_status_t (*heap_grow)(struct ushmemi_transport *t, size_t new_size,
                                  struct ushmemi_grow_step *step);
+
+    /* Optional (NULL: nothing to keep warm). Called by the proxy thread
+     * when it spins with nothing to do: keeps the fabric's path from this
+     * thread to the peers it sent requests to lately warm, so that the
+     * next request after a quiet spell is not the slow first message of a
+     * cold path; cheap when there is nothing to do. */
+    void (*keep_warm)(struct ushmemi_transport *t);
 };
 
 #endif
