@@ -438,9 +438,13 @@ if want landing && [ $have_ushmem = 1 ]; then
     land_list=${LANDING_IDLE_US:-1000,10000,100000}
     floor_exe=$build/test/perf/fabric_floor
     if [ -x "$floor_exe" ]; then
+        # Two PEs whatever NPES: a ping-pong.
+        saved_npes=$npes
+        npes=2
         run_ushmem "$out/fabric_floor_raw.txt" 60 64M env FI_PROVIDER=tcp USHMEM_BACKEND=cpu \
             "$floor_exe" --idle-us "$land_list" ||
             say "fabric_floor exited $?: see fabric_floor_raw.txt"
+        npes=$saved_npes
         awk 'BEGIN { print "# fabric_floor,raw,2"; print "what,us" }
              /^back to back / { print "msg," $4 }
              /^after [0-9]+ us / { print "msg_idle" $2 "," $4 }' \
@@ -971,7 +975,9 @@ row "alltoall busbw 1 GiB vs NVSHMEM, same kernel" "$(val dev_alltoall ushmem $g
             "$csvdir/fabric_floor_raw.csv" 2>/dev/null)
         [ -n "$lts" ] || lts=$(tr ',' ' ' <<<"${LANDING_IDLE_US:-1000,10000,100000}")
         printf '%-10s | %8s | %8s' op b2b b2b/msgs
-        for t in $lts; do printf ' | %8s' "$((t / 1000))ms"; done
+        for t in $lts; do
+            if [ "$t" -ge 1000 ]; then printf ' | %8s' "$((t / 1000))ms"; else printf ' | %8s' "${t}us"; fi
+        done
         printf ' | %s\n' worst/b2b
         msg=$(val fabric_floor raw msg)
         for op in msg p g fadd; do

@@ -59,7 +59,7 @@ static void print_idle(void)
            "         costs one CPU core per PE while the job runs. Spinning helpers also\n"
            "         keep the fabric's path to landing peers warm (USHMEM_FABRIC_STAGING):\n"
            "         a header-only message every 0.5 ms to each peer with a landing\n"
-           "         request in the last 10 s\n"
+           "         request in the last 10 s (four peers at most every 0.5 ms, in turn)\n"
            "  sleep  polls, then sleeps up to 1 ms: almost no CPU, but the first request\n"
            "         after a quiet spell waits for the sleep to end (up to about 1 ms)\n"
            "  auto   spin where the heap is on a GPU and each PE's proxy has a CPU of its\n"

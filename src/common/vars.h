@@ -74,7 +74,8 @@
       "spinning helpers a PE: two such CPUs and a quota of three CPUs a PE, or three " \
       "usable CPUs a PE). A spinning progress thread, and the proxy, keep the "      \
       "fabric's path to landing peers warm: a header-only message every 0.5 ms to "   \
-      "each peer with a landing request in the last 10 s")                           \
+      "each peer with a landing request in the last 10 s (four peers at most every " \
+      "0.5 ms, in turn)")                                                             \
     X(helper_cpus, "USHMEM_HELPER_CPUS", STRING, "",                                  \
       "The CPUs the library's helper threads may run on when the PE is bound to one "  \
       "(a CPU list such as 0-3,8): oshrun sets it to the CPUs it was given, so that "  \

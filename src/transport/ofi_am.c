@@ -34,7 +34,11 @@
  * (USHMEM_PROXY_IDLE), it sends a header-only AM_WARM every WARM_EVERY_S
  * to each peer that this PE sent a request to or landed one from in the
  * last WARM_WINDOW_S, at most WARM_PEERS_MAX peers a tick, round robin;
- * the peer only reposts the buffer. The proxy thread, which sends the
+ * the peer only reposts the buffer. At most one a thread is in flight to
+ * a peer (until its send completes): a PE receives at most two a peer
+ * every WARM_EVERY_S, outside the budget above (a PE whose progress thread
+ * stalls holds those that find no buffer as unexpected messages, for the
+ * window at most). The proxy thread, which sends the
  * requests of kernels, does the same from its own CPU when it spins idle
  * (the transport's keep_warm): a path is warm for the thread that used it.
  * On two H200s a kernel's landing `p` right after 100 ms of compute took
@@ -142,6 +146,7 @@ struct ofi_am {
     double warm_every_s, warm_window_s;
     bool warm_proxy; /* the proxy's thread too (USHMEMI_FABRIC_WARM_PROXY) */
     _Atomic uint64_t *used_ns;
+    _Atomic int *warm_pending; /* per peer: sends not yet completed */
     struct {
         double next;
         int next_pe;
@@ -274,6 +279,7 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
 
     am->inflight = calloc((size_t)t->size, sizeof(*am->inflight));
     am->used_ns = calloc((size_t)t->size, sizeof(*am->used_ns));
+    am->warm_pending = calloc((size_t)t->size, sizeof(*am->warm_pending));
     /* Only a spinning progress thread keeps the path warm. */
     am->warm_every_s = params->idle_spin ? env_seconds("USHMEMI_FABRIC_WARM_US", 1e-6, WARM_EVERY_S)
                                          : 0;
@@ -303,7 +309,8 @@ ushmem_status_t ushmemi_ofi_am_setup(struct ushmemi_transport *t,
         am->recv_slab = NULL;
     if (!am->slabs_pinned && posix_memalign((void **)&am->send_slab, 4096, send_bytes) != 0)
         am->send_slab = NULL;
-    if (am->inflight == NULL || am->used_ns == NULL || am->recv_ctx == NULL || am->ready == NULL ||
+    if (am->inflight == NULL || am->used_ns == NULL || am->warm_pending == NULL ||
+        am->recv_ctx == NULL || am->ready == NULL ||
         am->recv_slab == NULL || am->send_slab == NULL || (am->timed && am->recv_at == NULL)) {
         ushmemi_error("ofi init on PE %d: out of memory for %zu bytes of landing buffers",
                       t->rank, recv_bytes + send_bytes);
@@ -411,6 +418,7 @@ void ushmemi_ofi_am_release(struct ushmemi_transport *t)
     free(am->ready);
     free(am->inflight);
     free((void *)am->used_ns);
+    free((void *)am->warm_pending);
     free(am->recv_at);
     pthread_mutex_destroy(&am->trip_lock);
     pthread_mutex_destroy(&am->ready_lock);
@@ -636,18 +644,27 @@ int ushmemi_ofi_am_serve(struct ushmemi_transport *t)
     return handled;
 }
 
-/* Sends pe an AM_WARM if a send buffer is free and the provider takes it
- * at once; false otherwise (the next tick tries again). */
-static bool send_warm(struct ushmemi_transport *t, int pe, enum ushmemi_ofi_warmer who)
+enum warm_result { WARM_SENT, WARM_NO_BUFFER, WARM_SKIPPED };
+
+/* Sends pe an AM_WARM where no more than one a warming thread is still in
+ * flight to it, a send buffer is free and the provider takes it at once;
+ * otherwise the next tick tries again. */
+static enum warm_result send_warm(struct ushmemi_transport *t, int pe, enum ushmemi_ofi_warmer who)
 {
     struct ofi_am *am = t->am;
+    if (atomic_fetch_add(&am->warm_pending[pe], 1) >= USHMEMI_OFI_WARMERS) {
+        atomic_fetch_sub(&am->warm_pending[pe], 1);
+        return WARM_SKIPPED;
+    }
     int s = -1;
     pthread_mutex_lock(&am->send_lock);
     if (am->nfree_send > 0)
         s = am->free_send[--am->nfree_send];
     pthread_mutex_unlock(&am->send_lock);
-    if (s < 0)
-        return false;
+    if (s < 0) {
+        atomic_fetch_sub(&am->warm_pending[pe], 1);
+        return WARM_NO_BUFFER;
+    }
     struct am_hdr *h = (struct am_hdr *)(void *)send_buf(am, s);
     memset(h, 0, sizeof(*h));
     h->kind = AM_WARM;
@@ -661,10 +678,11 @@ static bool send_warm(struct ushmemi_transport *t, int pe, enum ushmemi_ofi_warm
     ctx->pe = pe;
     if (fi_send(t->ep, h, OFI_AM_HDR, am->send_desc, t->addrs[pe], ctx) != 0) {
         give_send(am, s);
-        return false;
+        atomic_fetch_sub(&am->warm_pending[pe], 1);
+        return WARM_SKIPPED; /* this peer's path is busy or broken: the others' go on */
     }
     am->warmer[who].sent++;
-    return true;
+    return WARM_SENT;
 }
 
 void ushmemi_ofi_am_keep_warm(struct ushmemi_transport *t, enum ushmemi_ofi_warmer who)
@@ -681,11 +699,14 @@ void ushmemi_ofi_am_keep_warm(struct ushmemi_transport *t, enum ushmemi_ofi_warm
     for (int k = 0; k < t->size && sent < WARM_PEERS_MAX; k++) {
         int pe = (am->warmer[who].next_pe + k) % t->size;
         uint64_t used = atomic_load_explicit(&am->used_ns[pe], memory_order_relaxed);
+        /* Used after now was read (another thread): now_ns - used wraps
+         * and the peer waits for the next tick, which is right anyway. */
         if (pe == t->rank || used == 0 || now_ns - used > window_ns)
             continue;
-        if (!send_warm(t, pe, who))
+        enum warm_result r = send_warm(t, pe, who);
+        if (r == WARM_NO_BUFFER)
             break;
-        sent++;
+        sent += r == WARM_SENT;
         am->warmer[who].next_pe = (pe + 1) % t->size;
     }
 }
@@ -730,6 +751,8 @@ void ushmemi_ofi_am_completed(struct ushmemi_transport *t, struct ofi_op *ctx, i
         int pe = ctx->pe;
         const char *what = ctx->what;
         give_send(am, ctx->am_buf);
+        if (what == warm_what)
+            atomic_fetch_sub(&am->warm_pending[pe], 1);
         if (fi_err != 0 && req != NULL) {
             /* The request never left: no reply will finish it. */
             atomic_fetch_sub(&am->inflight[pe], 1);

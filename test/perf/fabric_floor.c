@@ -6,7 +6,9 @@
  *
  * ushmem only starts the job and trades the two endpoints' addresses;
  * each PE then opens an endpoint of its own (reliable datagrams, the
- * provider FI_PROVIDER names, default libfabric's choice) and PE 0 sends
+ * provider FI_PROVIDER names, default libfabric's choice; from the
+ * loopback address where the provider takes one, so both PEs on one
+ * host, as landing's own figures are taken) and PE 0 sends
  * 8 bytes to PE 1, which sends them back, both polling their completion
  * queues. Rows, microseconds one way (half a round trip):
  *   back to back     ITERS round trips after a warm-up, the mean;
@@ -178,8 +180,9 @@ static void answer_all(struct fab *f)
 {
     for (;;) {
         wait_for(f, 1);
+        char stop = f->buf[1][0];
         post_recv(f);
-        if (f->buf[1][0] != 0)
+        if (stop != 0)
             return;
         f->buf[0][0] = 0;
         send_one(f);
@@ -208,6 +211,8 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(void)
 {
+    if (me != 0)
+        return;
     fprintf(stderr, "usage: oshrun -n 2 fabric_floor [--iters N] [--idle-us LIST] [--reps R] "
                     "[--warm-us K]\n");
 }
